@@ -1,0 +1,14 @@
+#pragma once
+// The float64 reference: TORCH_SDPA's math carried out in double from the inputs' exact values.
+// Tests and `dattn attention` measure every backend against it.
+#include <vector>
+
+#include "dattn/attention/problem.h"
+
+namespace dattn {
+
+// out64 receives B*Sq*Hq*D doubles in BSHD layout; problem.out is not touched. Honors scale, GQA, key
+// padding and general masks; rows with no valid key are zero.
+void attention_reference_f64(const AttentionProblem& problem, std::vector<double>& out64);
+
+}  // namespace dattn

@@ -1,0 +1,21 @@
+#pragma once
+// Devices a computation can run on, and what this build and machine offer.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dattn {
+
+enum class Device { CPU, CUDA };
+
+std::string_view device_name(Device d);           // "cpu" or "cuda"
+std::optional<Device> parse_device(std::string_view name);
+
+// True when this binary was compiled with the CUDA code (DATTN_CUDA=auto found nvcc, or on).
+bool built_with_cuda();
+// Number of CUDA devices visible at run time (0 without CUDA, a driver or a GPU).
+int cuda_device_count();
+// "NVIDIA H200 (sm_90)" for device 0, or why there is none.
+std::string cuda_device_summary();
+
+}  // namespace dattn

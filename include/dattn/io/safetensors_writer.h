@@ -1,0 +1,23 @@
+#pragma once
+// A small safetensors writer for tests and tools: the tensors are written in the order given, back to
+// back, after a JSON header padded with spaces to a multiple of 8 bytes (so the data section is aligned).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dattn {
+
+struct WrittenTensor {
+  std::string name;
+  std::string dtype;  // safetensors name: F64, F32, BF16, F16, I64, I32, I8, U8, BOOL, F8_E4M3...
+  std::vector<std::int64_t> shape;
+  std::vector<std::uint8_t> bytes;  // little-endian, row-major; size must be numel * element size
+};
+
+// Throws UserError naming the path (and the tensor) for an unknown dtype, a size that does not match the
+// shape, a duplicate or reserved name, or a file that cannot be written.
+void write_safetensors(const std::string& path, const std::vector<WrittenTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace dattn

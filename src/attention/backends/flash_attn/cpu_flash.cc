@@ -1,0 +1,305 @@
+// CPU FlashAttention: per task (b, h, query block) an online softmax over key blocks. K and V are
+// converted to fp32 once per call (K transposed), so the two matrix products of a tile are dense
+// fp32 loops over contiguous rows that map onto SIMD registers.
+#include "attention/backends/flash_attn/cpu_flash.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "dattn/core/error.h"
+
+// The build targets baseline x86-64; the hot loop is compiled for AVX-512 and AVX2 as well and the
+// best one is picked at load time (GCC ifunc). flatten inlines the helpers into each clone.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define DATTN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
+#else
+#define DATTN_SIMD_CLONES
+#endif
+
+namespace dattn::flash {
+namespace {
+
+constexpr std::int64_t kLanes = 16;  // columns per register tile; row strides are padded to it
+constexpr std::int64_t kTileRows = 6;  // rows per register tile: 6 x 16 accumulators fit the registers
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// 16 floats, unaligned access allowed (GCC/Clang vector extension; lowered to the target's SIMD width).
+typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float)), aligned(alignof(float))));
+
+std::int64_t round_up(std::int64_t n, std::int64_t m) { return (n + m - 1) / m * m; }
+
+// C[R x 16] (+)= A[R x K] * B[K x 16], accumulators held in registers across the whole K loop.
+template <int R, bool kAccumulate>
+inline void gemm_tile(std::int64_t K, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
+                      float* c, std::int64_t ldc) {
+  Lanes acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = kAccumulate ? *reinterpret_cast<const Lanes*>(c + r * ldc) : Lanes{};
+  for (std::int64_t k = 0; k < K; ++k) {
+    const Lanes bk = *reinterpret_cast<const Lanes*>(b + k * ldb);
+    for (int r = 0; r < R; ++r) acc[r] += a[r * lda + k] * bk;
+  }
+  for (int r = 0; r < R; ++r) *reinterpret_cast<Lanes*>(c + r * ldc) = acc[r];
+}
+
+template <int R, bool kAccumulate>
+inline void gemm_rows(std::int64_t N, std::int64_t K, const float* a, std::int64_t lda, const float* b,
+                      std::int64_t ldb, float* c, std::int64_t ldc) {
+  for (std::int64_t col = 0; col < N; col += kLanes) gemm_tile<R, kAccumulate>(K, a, lda, b + col, ldb, c + col, ldc);
+}
+
+// C[M x N] (+)= A[M x K] * B[K x N], row-major; N is a multiple of kLanes (callers pad with zeros).
+// Every output element sums over k in order, so results do not depend on the tiling.
+template <bool kAccumulate>
+inline void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* a, std::int64_t lda,
+                 const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+  std::int64_t r = 0;
+  for (; r + kTileRows <= M; r += kTileRows)
+    gemm_rows<kTileRows, kAccumulate>(N, K, a + r * lda, lda, b, ldb, c + r * ldc, ldc);
+  const float* ar = a + r * lda;
+  float* cr = c + r * ldc;
+  switch (M - r) {
+    case 5: gemm_rows<5, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 4: gemm_rows<4, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 3: gemm_rows<3, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 2: gemm_rows<2, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 1: gemm_rows<1, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    default: break;
+  }
+}
+
+// exp(x) for x <= 0 (Cephes expf polynomial, about 1 ulp), written so that a loop over it vectorizes
+// (std::exp does not without -ffast-math). Arguments below -87 (and -inf) give exactly 0; NaN stays NaN.
+inline float exp_nonpositive(float x) {
+  const float xc = x > -87.0f ? x : -87.0f;
+  // Round xc * log2(e) to the nearest integer with the 1.5 * 2^23 trick (no libm call).
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;  // xc - n * ln 2, in two parts
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float er = p * (r * r) + r + 1.0f;
+  const float two_n = std::bit_cast<float>((static_cast<std::int32_t>(n) + 127) << 23);
+  return x > -87.0f ? er * two_n : (x == x ? 0.0f : x);  // NaN stays NaN
+}
+
+// What one task needs: the fp32 K^T / V of its kv head, key validity of its batch item, its key blocks.
+struct TaskView {
+  std::int64_t rows = 0;  // query rows of this block
+  std::int64_t head_dim = 0, padded_dim = 0, seq_k = 0, kt_stride = 0, key_block = 0;
+  float scale = 1.0f;
+  const float* kt = nullptr;              // [head_dim, kt_stride], zero beyond seq_k
+  const float* v = nullptr;               // [seq_k, padded_dim], zero beyond head_dim
+  const std::uint8_t* valid = nullptr;    // [seq_k]; nullptr: every key is valid
+  const std::int32_t* block_valid = nullptr;  // valid keys per key block
+  const std::int32_t* blocks = nullptr;
+  std::int64_t block_total = 0;
+};
+
+// Per-thread buffers: q [query_block, padded_dim], scores [query_block, key_block], out accumulator.
+struct Workspace {
+  std::vector<float> q, s, o, m, l;
+  Workspace(std::int64_t query_block, std::int64_t key_block, std::int64_t padded_dim)
+      : q(query_block * padded_dim, 0.0f), s(query_block * key_block), o(query_block * padded_dim),
+        m(query_block), l(query_block) {}
+};
+
+// The online softmax of one query block over its key blocks; leaves the normalized rows in w.o.
+DATTN_SIMD_CLONES void attend_query_block(const TaskView& t, Workspace& w) {
+  const std::int64_t rows = t.rows, dp = t.padded_dim, kb = t.key_block;
+  std::fill(w.o.begin(), w.o.begin() + rows * dp, 0.0f);
+  std::fill(w.m.begin(), w.m.begin() + rows, kNegInf);
+  std::fill(w.l.begin(), w.l.begin() + rows, 0.0f);
+  float* s = w.s.data();
+  for (std::int64_t bi = 0; bi < t.block_total; ++bi) {
+    const std::int64_t k0 = std::int64_t{t.blocks[bi]} * kb;
+    const std::int64_t n = std::min(kb, t.seq_k - k0);
+    if (n <= 0 || t.block_valid[t.blocks[bi]] == 0) continue;  // padding-only blocks contribute nothing
+    const bool all_valid = t.valid == nullptr || t.block_valid[t.blocks[bi]] == n;
+    gemm<false>(rows, round_up(n, kLanes), t.head_dim, w.q.data(), dp, t.kt + k0, t.kt_stride, s, kb);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      float* sr = s + r * kb;
+      float block_max = kNegInf;
+      if (all_valid) {
+#pragma omp simd reduction(max : block_max)
+        for (std::int64_t c = 0; c < n; ++c) {
+          sr[c] *= t.scale;
+          block_max = std::max(block_max, sr[c]);
+        }
+      } else {
+        const std::uint8_t* valid = t.valid + k0;
+        for (std::int64_t c = 0; c < n; ++c) {
+          sr[c] = valid[c] ? sr[c] * t.scale : kNegInf;
+          block_max = std::max(block_max, sr[c]);
+        }
+      }
+      const float m_new = std::max(w.m[r], block_max);
+      if (m_new == kNegInf) {  // nothing valid for this row yet: p = 0 keeps the accumulator at 0
+        std::fill(sr, sr + n, 0.0f);
+        continue;
+      }
+      const float alpha = exp_nonpositive(w.m[r] - m_new);
+      float row_sum = 0.0f;
+#pragma omp simd reduction(+ : row_sum)
+      for (std::int64_t c = 0; c < n; ++c) {
+        sr[c] = exp_nonpositive(sr[c] - m_new);
+        row_sum += sr[c];
+      }
+      w.l[r] = w.l[r] * alpha + row_sum;
+      w.m[r] = m_new;
+      if (alpha != 1.0f) {
+        float* o = w.o.data() + r * dp;
+#pragma omp simd
+        for (std::int64_t d = 0; d < dp; ++d) o[d] *= alpha;
+      }
+    }
+    gemm<true>(rows, dp, n, s, kb, t.v + k0 * dp, dp, w.o.data(), dp);
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* o = w.o.data() + r * dp;
+    const float l = w.l[r];
+    if (l > 0.0f) {
+      for (std::int64_t d = 0; d < t.head_dim; ++d) o[d] /= l;
+    } else {
+      std::fill(o, o + t.head_dim, 0.0f);  // no valid key: zeros, never NaN
+    }
+  }
+}
+
+// Key padding resolved once per call: validity per key and the valid count per key block.
+struct KeyPadding {
+  std::vector<std::uint8_t> valid;        // [B, Sk]; empty when every key is valid
+  std::vector<std::int32_t> block_valid;  // [B, key blocks]
+};
+
+KeyPadding resolve_key_padding(const AttentionProblem& p, std::int64_t key_block) {
+  const std::int64_t B = p.shape.batch, Sk = p.shape.seq_k, nkb = block_count(Sk, key_block);
+  KeyPadding pad;
+  pad.block_valid.assign(B * nkb, 0);
+  if (p.has_key_padding()) pad.valid.resize(B * Sk);
+  for (std::int64_t b = 0; b < B; ++b) {
+    for (std::int64_t j = 0; j < Sk; ++j) {
+      const bool ok = p.key_valid(b, j);
+      if (!pad.valid.empty()) pad.valid[b * Sk + j] = ok ? 1 : 0;
+      pad.block_valid[b * nkb + j / key_block] += ok ? 1 : 0;
+    }
+  }
+  return pad;
+}
+
+// fp32 K^T [B, Hkv, D, kt_stride] and V [B, Hkv, Sk, padded_dim] with zero padding.
+struct KeyValueF32 {
+  std::int64_t kt_stride = 0, padded_dim = 0;
+  std::vector<float> kt, v;
+};
+
+// V rows of invalid keys stay 0: a padding key's weight is 0, and 0 * garbage (NaN) must not reach out.
+KeyValueF32 convert_key_values(const AttentionProblem& p, const KeyPadding& pad, std::int64_t padded_dim) {
+  const AttentionShape& sh = p.shape;
+  const std::int64_t D = sh.head_dim, Sk = sh.seq_k, H = sh.heads_kv;
+  const std::size_t esize = dtype_size(sh.dtype);
+  KeyValueF32 kv;
+  kv.padded_dim = padded_dim;
+  kv.kt_stride = round_up(Sk, kLanes);
+  kv.kt.assign(sh.batch * H * D * kv.kt_stride, 0.0f);
+  kv.v.assign(sh.batch * H * Sk * padded_dim, 0.0f);
+  const auto* k_bytes = static_cast<const std::uint8_t*>(p.k);
+  const auto* v_bytes = static_cast<const std::uint8_t*>(p.v);
+#pragma omp parallel
+  {
+    std::vector<float> rows(kLanes * D);
+#pragma omp for collapse(2) schedule(static)
+    for (std::int64_t b = 0; b < sh.batch; ++b) {
+      for (std::int64_t h = 0; h < H; ++h) {
+        float* kt = kv.kt.data() + (b * H + h) * D * kv.kt_stride;
+        float* v = kv.v.data() + (b * H + h) * Sk * padded_dim;
+        for (std::int64_t j0 = 0; j0 < Sk; j0 += kLanes) {
+          // Convert 16 keys, then write them transposed: 16 contiguous floats per channel.
+          const std::int64_t n = std::min(kLanes, Sk - j0);
+          for (std::int64_t j = 0; j < n; ++j) {
+            const std::size_t offset = static_cast<std::size_t>(((b * Sk + j0 + j) * H + h) * D) * esize;
+            to_f32(k_bytes + offset, sh.dtype, rows.data() + j * D, D);
+            if (pad.valid.empty() || pad.valid[b * Sk + j0 + j])
+              to_f32(v_bytes + offset, sh.dtype, v + (j0 + j) * padded_dim, D);
+          }
+          for (std::int64_t d = 0; d < D; ++d)
+            for (std::int64_t j = 0; j < n; ++j) kt[d * kv.kt_stride + j0 + j] = rows[j * D + d];
+        }
+      }
+    }
+  }
+  return kv;
+}
+
+}  // namespace
+
+void flash_attention_cpu(const AttentionProblem& p, const FlashTiling& tiling) {
+  const AttentionShape& sh = p.shape;
+  if (sh.dtype != DType::F32 && sh.dtype != DType::BF16 && sh.dtype != DType::F16 && sh.dtype != DType::F64)
+    throw UserError("flash attention (cpu): dtype " + std::string(dtype_name(sh.dtype)) + " is not a float input type");
+  if (tiling.query_block <= 0 || tiling.key_block <= 0 || tiling.key_block % kLanes != 0)
+    throw std::invalid_argument("flash attention (cpu): key block must be a positive multiple of 16");
+  const std::int64_t B = sh.batch, Sq = sh.seq_q, Sk = sh.seq_k, Hq = sh.heads_q, D = sh.head_dim;
+  const std::int64_t group = Hq / sh.heads_kv;
+  const std::int64_t qb = tiling.query_block, kb = tiling.key_block;
+  const std::int64_t nqb = block_count(Sq, qb), nkb = block_count(Sk, kb);
+  const std::int64_t tasks = B * Hq * nqb;
+  if (tiling.key_blocks && static_cast<std::int64_t>(tiling.key_blocks->size()) != tasks)
+    throw std::invalid_argument("flash attention (cpu): key block lists do not match the query blocks");
+  if (tiling.key_blocks)
+    for (const KeyBlockList& list : *tiling.key_blocks)
+      for (std::int32_t j : list)
+        if (j < 0 || j >= nkb) throw std::invalid_argument("flash attention (cpu): key block index out of range");
+
+  const std::int64_t dp = round_up(D, kLanes);
+  const KeyPadding pad = resolve_key_padding(p, kb);
+  const KeyValueF32 kv = convert_key_values(p, pad, dp);
+  KeyBlockList every_block(nkb);
+  for (std::int64_t j = 0; j < nkb; ++j) every_block[j] = static_cast<std::int32_t>(j);
+
+  const std::size_t esize = dtype_size(sh.dtype);
+  const auto* q_bytes = static_cast<const std::uint8_t*>(p.q);
+  auto* out_bytes = static_cast<std::uint8_t*>(p.out);
+  const float scale = p.softmax_scale();
+#pragma omp parallel
+  {
+    Workspace w(qb, kb, dp);
+#pragma omp for schedule(dynamic)
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      const std::int64_t b = task / (Hq * nqb), h = task / nqb % Hq, i0 = task % nqb * qb;
+      const std::int64_t hkv = h / group;
+      const KeyBlockList& blocks = tiling.key_blocks ? (*tiling.key_blocks)[task] : every_block;
+      TaskView t;
+      t.rows = std::min(qb, Sq - i0);
+      t.head_dim = D;
+      t.padded_dim = dp;
+      t.seq_k = Sk;
+      t.kt_stride = kv.kt_stride;
+      t.key_block = kb;
+      t.scale = scale;
+      t.kt = kv.kt.data() + (b * sh.heads_kv + hkv) * D * kv.kt_stride;
+      t.v = kv.v.data() + (b * sh.heads_kv + hkv) * Sk * dp;
+      t.valid = pad.valid.empty() ? nullptr : pad.valid.data() + b * Sk;
+      t.block_valid = pad.block_valid.data() + b * nkb;
+      t.blocks = blocks.data();
+      t.block_total = static_cast<std::int64_t>(blocks.size());
+      for (std::int64_t r = 0; r < t.rows; ++r) {
+        const std::size_t offset = static_cast<std::size_t>(((b * Sq + i0 + r) * Hq + h) * D) * esize;
+        to_f32(q_bytes + offset, sh.dtype, w.q.data() + r * dp, D);
+      }
+      attend_query_block(t, w);
+      for (std::int64_t r = 0; r < t.rows; ++r) {
+        const std::size_t offset = static_cast<std::size_t>(((b * Sq + i0 + r) * Hq + h) * D) * esize;
+        from_f32(w.o.data() + r * dp, sh.dtype, out_bytes + offset, D);
+      }
+    }
+  }
+}
+
+}  // namespace dattn::flash

@@ -1,0 +1,48 @@
+// SAGE_ATTN: SageAttention2-style quantized attention (INT8 Q.K with smoothed K, FP8 e4m3 P.V).
+// The exact scheme is docs/backend-semantics.md, section SAGE_ATTN; cpu_sage.cc implements it.
+#include <string>
+
+#include "attention/backends/backends.h"
+#include "attention/backends/cuda_status.h"
+#include "attention/backends/sage_attn/cpu_sage.h"
+#include "dattn/core/error.h"
+
+namespace dattn {
+namespace {
+
+class SageAttnBackend final : public AttentionBackend {
+ public:
+  std::string_view name() const override { return "SAGE_ATTN"; }
+  std::string_view summary() const override {
+    return "quantized attention (SageAttention2 scheme): smoothed K, INT8 Q.K per block, FP8 e4m3 P.V";
+  }
+  bool lossy() const override { return true; }
+
+  // CPU and CUDA share one surface, so a problem is accepted or refused for the same reason on both;
+  // CUDA then answers that its kernel is missing.
+  Support supports(const AttentionShape& shape, Device device) const override {
+    if (shape.dtype != DType::BF16 && shape.dtype != DType::F16)
+      return Support::no("dtype " + std::string(dtype_name(shape.dtype)) + " not in {bf16, fp16}");
+    if (shape.head_dim != 64 && shape.head_dim != 128)
+      return Support::no("head_dim " + std::to_string(shape.head_dim) + " not in {64, 128}");
+    if (shape.mask == MaskKind::General) return Support::no("general masks are supported only by TORCH_SDPA");
+    if (device == Device::CUDA) return cuda_kernel_missing(name());
+    return Support::yes();
+  }
+
+  SupportSurface surface(Device) const override { return {{DType::BF16, DType::F16}, "64, 128", "key padding"}; }
+
+  void run(const AttentionProblem& problem, const nlohmann::json&, Device device) const override {
+    if (device != Device::CPU) throw UserError("SAGE_ATTN cannot run on cuda: " + cuda_kernel_missing(name()).reason);
+    sage::sage_attention_cpu(problem);
+  }
+};
+
+}  // namespace
+
+const AttentionBackend& sage_attn_backend() {
+  static const SageAttnBackend backend;
+  return backend;
+}
+
+}  // namespace dattn

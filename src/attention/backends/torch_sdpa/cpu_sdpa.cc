@@ -1,0 +1,117 @@
+// Reference attention: one fp32 score row per query, softmax with the max subtracted, then P.V.
+#include "attention/backends/torch_sdpa/cpu_sdpa.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "dattn/core/error.h"
+
+namespace dattn::sdpa {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+// A tensor as fp32: the caller's buffer when it already is fp32, else an exact converted copy.
+class F32View {
+ public:
+  F32View(const void* data, DType dtype, std::size_t n) {
+    if (dtype == DType::F32) {
+      data_ = static_cast<const float*>(data);
+    } else {
+      copy_.resize(n);
+      to_f32(data, dtype, copy_.data(), n);
+      data_ = copy_.data();
+    }
+  }
+  const float* data() const { return data_; }
+
+ private:
+  std::vector<float> copy_;
+  const float* data_ = nullptr;
+};
+
+}  // namespace
+
+void sdpa_attention_cpu(const AttentionProblem& p) {
+  const AttentionShape& sh = p.shape;
+  if (sh.dtype != DType::F32 && sh.dtype != DType::BF16 && sh.dtype != DType::F16 && sh.dtype != DType::F64)
+    throw UserError("sdpa (cpu): dtype " + std::string(dtype_name(sh.dtype)) + " is not a float input type");
+  const std::int64_t B = sh.batch, Sq = sh.seq_q, Sk = sh.seq_k, Hq = sh.heads_q, Hkv = sh.heads_kv;
+  const std::int64_t D = sh.head_dim, group = Hq / Hkv;
+  const F32View q(p.q, sh.dtype, B * Sq * Hq * D);
+  const F32View k(p.k, sh.dtype, B * Sk * Hkv * D);
+  const F32View v(p.v, sh.dtype, B * Sk * Hkv * D);
+  std::vector<float> out_copy;
+  float* out = static_cast<float*>(p.out);
+  if (sh.dtype != DType::F32) {
+    out_copy.resize(B * Sq * Hq * D);
+    out = out_copy.data();
+  }
+  std::vector<std::uint8_t> valid(B * Sk);
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t j = 0; j < Sk; ++j) valid[b * Sk + j] = p.key_valid(b, j) ? 1 : 0;
+  const float scale = p.softmax_scale();
+  const GeneralMask* mask = p.mask ? &*p.mask : nullptr;
+
+#pragma omp parallel
+  {
+    std::vector<float> scores(Sk), acc(D);
+#pragma omp for collapse(2) schedule(dynamic)
+    for (std::int64_t b = 0; b < B; ++b) {
+      for (std::int64_t h = 0; h < Hq; ++h) {
+        const std::int64_t hkv = h / group;
+        for (std::int64_t i = 0; i < Sq; ++i) {
+          const float* qi = q.data() + ((b * Sq + i) * Hq + h) * D;
+          // The general mask row of (b, h, i); its heads are 1 (broadcast) or Hq.
+          const std::int64_t mask_row = mask ? ((b * mask->heads + (mask->heads == 1 ? 0 : h)) * Sq + i) * Sk : 0;
+          float row_max = kNegInf;
+          for (std::int64_t j = 0; j < Sk; ++j) {
+            float s = kNegInf;
+            if (valid[b * Sk + j]) {
+              const float* kj = k.data() + ((b * Sk + j) * Hkv + hkv) * D;
+              float dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
+              for (std::int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
+              s = scale * dot;
+              if (mask && mask->type == GeneralMaskType::Boolean) {
+                if (static_cast<const std::uint8_t*>(mask->data)[mask_row + j] == 0) s = kNegInf;
+              } else if (mask) {
+                s += static_cast<const float*>(mask->data)[mask_row + j];
+              }
+            }
+            scores[j] = s;
+            row_max = std::max(row_max, s);
+          }
+          float* oi = out + ((b * Sq + i) * Hq + h) * D;
+          if (row_max == kNegInf) {  // every key hidden: zeros, never NaN
+            std::fill(oi, oi + D, 0.0f);
+            continue;
+          }
+          float sum = 0.0f;
+          for (std::int64_t j = 0; j < Sk; ++j) {
+            scores[j] = std::exp(scores[j] - row_max);
+            sum += scores[j];
+          }
+          std::fill(acc.begin(), acc.end(), 0.0f);
+          for (std::int64_t j = 0; j < Sk; ++j) {
+            // Hidden keys (weight exactly 0) are skipped, not multiplied by 0, so whatever padding
+            // holds (even NaN) never reaches the output.
+            if (scores[j] == 0.0f) continue;
+            const float pj = scores[j] / sum;
+            const float* vj = v.data() + ((b * Sk + j) * Hkv + hkv) * D;
+#pragma omp simd
+            for (std::int64_t d = 0; d < D; ++d) acc[d] += pj * vj[d];
+          }
+          std::copy(acc.begin(), acc.end(), oi);
+        }
+      }
+    }
+  }
+  if (sh.dtype != DType::F32) from_f32(out_copy.data(), sh.dtype, p.out, out_copy.size());
+}
+
+}  // namespace dattn::sdpa

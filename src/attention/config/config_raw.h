@@ -1,0 +1,33 @@
+#pragma once
+// The attention config as written, before "auto", backend names and extras are resolved. The JSON
+// reader and the command-line flags share it so that dotted flags merge onto the JSON blob *before*
+// normalisation (a blob's role may get its backend from one flag and an extra key from another).
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/attention/config.h"
+
+namespace dattn::config_detail {
+
+struct RawSpec {
+  std::optional<std::string> backend;    // as written ("auto", "sdpa"...); absent: only extra given
+  std::optional<nlohmann::json> extra;   // an object when present
+};
+
+struct RawConfig {
+  std::optional<RawSpec> default_spec;
+  std::map<std::string, RawSpec> per_role;  // nested roles already flattened with dots
+};
+
+// Structural checks only (types, unknown keys, nesting, duplicates). Throws ConfigError.
+RawConfig parse_raw(const nlohmann::json& value);
+// "auto", canonical names, extras validated. Throws ConfigError.
+AttentionConfig finalize(const RawConfig& raw);
+// Parses JSON text; a syntax error is a one-line ConfigError "Invalid JSON in WHAT: parse error at ...".
+nlohmann::json parse_json_text(std::string_view text, std::string_view what);
+
+}  // namespace dattn::config_detail

@@ -1,0 +1,54 @@
+// Writes what SafetensorsFile reads; it checks its input so that it can never write a file the reader
+// rejects (tests craft malformed files by hand instead).
+#include "dattn/io/safetensors_writer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "dattn/core/error.h"
+#include "dattn/io/safetensors.h"
+
+namespace dattn {
+
+void write_safetensors(const std::string& path, const std::vector<WrittenTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  auto fail = [&](const std::string& name, const std::string& what) {
+    throw UserError(path + ": " + (name.empty() ? "" : "tensor '" + name + "': ") + what);
+  };
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::set<std::string> seen;
+  std::uint64_t offset = 0;
+  for (const WrittenTensor& t : tensors) {
+    if (t.name == "__metadata__") fail(t.name, "the name is reserved for metadata");
+    if (!seen.insert(t.name).second) fail(t.name, "duplicate tensor name");
+    const std::size_t esize = safetensors_dtype_size(t.dtype);
+    if (esize == 0) fail(t.name, "unknown dtype '" + t.dtype + "'");
+    std::uint64_t bytes = esize;
+    for (std::int64_t d : t.shape) {
+      if (d < 0) fail(t.name, "negative dimension " + std::to_string(d));
+      bytes *= static_cast<std::uint64_t>(d);
+    }
+    if (bytes != t.bytes.size())
+      fail(t.name, std::to_string(t.bytes.size()) + " bytes given, the shape and dtype need " + std::to_string(bytes));
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // align the data section to 8 bytes
+
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) fail("", std::string("cannot open for writing: ") + std::strerror(errno));
+  const std::uint64_t n = text.size();  // little-endian host, as the reader asserts
+  out.write(reinterpret_cast<const char*>(&n), sizeof n);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const WrittenTensor& t : tensors)
+    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+  out.close();
+  if (!out) fail("", "write failed (disk full?)");
+}
+
+}  // namespace dattn

@@ -1,0 +1,270 @@
+// SafetensorsFile and write_safetensors: round trips, the real golden files, and one crafted malformed
+// file per header validation rule (each error must name the file and the problem).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "dattn/core/error.h"
+#include "dattn/io/safetensors.h"
+#include "dattn/io/safetensors_writer.h"
+
+namespace fs = std::filesystem;
+using namespace dattn;
+
+namespace {
+
+template <class T>
+std::vector<std::uint8_t> bytes_of(const std::vector<T>& v) {
+  std::vector<std::uint8_t> b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// A fresh directory per test, removed afterwards.
+class SafetensorsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string name = std::string(info->test_suite_name()) + "." + info->name();
+    for (char& c : name)
+      if (c == '/') c = '_';
+    dir_ = fs::temp_directory_path() / ("dattn_io_" + std::to_string(::getpid()) + "_" + name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+  // Writes [header length][header][data] by hand; `length` overrides the header length field.
+  std::string raw(const std::string& header, std::size_t data_size, std::optional<std::uint64_t> length = {}) {
+    const std::string p = file("raw.safetensors");
+    std::ofstream out(p, std::ios::binary);
+    const std::uint64_t n = length.value_or(header.size());
+    out.write(reinterpret_cast<const char*>(&n), 8);
+    out << header << std::string(data_size, '\0');
+    return p;
+  }
+
+  fs::path dir_;
+};
+
+// Opening `path` must fail with a one-line UserError naming the file and containing every fragment.
+void expect_error(const std::string& path, const std::vector<std::string>& fragments) {
+  try {
+    SafetensorsFile f(path);
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    for (const auto& f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "'" << f << "' not in: " << msg;
+  }
+}
+
+TEST_F(SafetensorsTest, RoundTripThroughWriter) {
+  const std::string p = file("rt.safetensors");
+  const std::vector<float> a = {1.5f, -2.0f, 3.25f, 0.0f, 1e-3f, -7.0f};
+  const std::vector<std::int64_t> b = {-3, 1LL << 40};
+  write_safetensors(p,
+                    {{"a", "F32", {2, 3}, bytes_of(a)},
+                     {"b.idx", "I64", {2}, bytes_of(b)},
+                     {"scalar", "F64", {}, bytes_of(std::vector<double>{0.125})},
+                     {"empty", "F32", {0, 4}, {}}},
+                    {{"format", "pt"}, {"note", "hello"}});
+  SafetensorsFile f(p);
+  EXPECT_EQ(f.path(), p);
+  EXPECT_EQ(f.tensors().size(), 4u);
+  EXPECT_EQ(f.metadata().at("format"), "pt");
+  EXPECT_EQ(f.metadata().at("note"), "hello");
+  EXPECT_EQ(f.info("a").dtype, "F32");
+  EXPECT_EQ(f.info("a").shape, (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(f.info("a").numel(), 6);
+  EXPECT_EQ(std::memcmp(f.data("a"), a.data(), 24), 0);
+  EXPECT_EQ(f.read_f64("a"), std::vector<double>(a.begin(), a.end()));
+  EXPECT_EQ(f.read_f64("b.idx"), (std::vector<double>{-3.0, 1099511627776.0}));
+  EXPECT_EQ(f.info("scalar").numel(), 1);
+  EXPECT_EQ(f.read_f64("scalar"), std::vector<double>{0.125});
+  EXPECT_EQ(f.info("empty").numel(), 0);
+  EXPECT_TRUE(f.read_f64("empty").empty());
+  EXPECT_TRUE(f.contains("a"));
+  EXPECT_FALSE(f.contains("__metadata__"));
+  // The header is padded so the data section starts 8-byte aligned.
+  std::ifstream in(p, std::ios::binary);
+  std::uint64_t n = 0;
+  in.read(reinterpret_cast<char*>(&n), 8);
+  EXPECT_EQ(n % 8, 0u);
+}
+
+TEST_F(SafetensorsTest, ReadF64ConvertsEveryDtype) {
+  const std::string p = file("dtypes.safetensors");
+  write_safetensors(p, {
+      {"f16", "F16", {3}, bytes_of(std::vector<std::uint16_t>{0x3C00, 0xC000, 0x3555})},  // 1, -2, ~1/3
+      {"bf16", "BF16", {2}, bytes_of(std::vector<std::uint16_t>{0x3F80, 0xC0A0})},        // 1, -5
+      {"e4m3", "F8_E4M3", {3}, {0x38, 0xC0, 0x7E}},                                        // 1, -2, 448
+      {"e5m2", "F8_E5M2", {3}, {0x3C, 0xC0, 0x7B}},                                        // 1, -2, 57344
+      {"i8", "I8", {2}, {0x80, 0x7F}},
+      {"u8", "U8", {2}, {0x00, 0xFF}},
+      {"bool", "BOOL", {3}, {0, 1, 2}},
+      {"i16", "I16", {1}, bytes_of(std::vector<std::int16_t>{-300})},
+      {"i32", "I32", {1}, bytes_of(std::vector<std::int32_t>{-70000})},
+      {"u16", "U16", {1}, bytes_of(std::vector<std::uint16_t>{65535})},
+      {"u32", "U32", {1}, bytes_of(std::vector<std::uint32_t>{4000000000u})},
+      {"u64", "U64", {1}, bytes_of(std::vector<std::uint64_t>{1ull << 50})},
+  });
+  SafetensorsFile f(p);
+  const auto f16 = f.read_f64("f16");
+  EXPECT_EQ(f16[0], 1.0);
+  EXPECT_EQ(f16[1], -2.0);
+  EXPECT_NEAR(f16[2], 1.0 / 3.0, 1e-3);
+  EXPECT_EQ(f.read_f64("bf16"), (std::vector<double>{1.0, -5.0}));
+  EXPECT_EQ(f.read_f64("e4m3"), (std::vector<double>{1.0, -2.0, 448.0}));
+  EXPECT_EQ(f.read_f64("e5m2"), (std::vector<double>{1.0, -2.0, 57344.0}));
+  EXPECT_EQ(f.read_f64("i8"), (std::vector<double>{-128.0, 127.0}));
+  EXPECT_EQ(f.read_f64("u8"), (std::vector<double>{0.0, 255.0}));
+  EXPECT_EQ(f.read_f64("bool"), (std::vector<double>{0.0, 1.0, 1.0}));
+  EXPECT_EQ(f.read_f64("i16"), std::vector<double>{-300.0});
+  EXPECT_EQ(f.read_f64("i32"), std::vector<double>{-70000.0});
+  EXPECT_EQ(f.read_f64("u16"), std::vector<double>{65535.0});
+  EXPECT_EQ(f.read_f64("u32"), std::vector<double>{4000000000.0});
+  EXPECT_EQ(f.read_f64("u64"), std::vector<double>{1125899906842624.0});
+}
+
+TEST(SafetensorsGolden, WanTransformerCase) {
+  SafetensorsFile f(DATTN_GOLDEN_DIR "/wan_tiny/cases/transformer_t2v_scalar_t.safetensors");
+  const TensorInfo& q = f.info("blocks.0.attn_self.q");
+  EXPECT_EQ(q.dtype, "F64");
+  EXPECT_EQ(q.shape, (std::vector<std::int64_t>{1, 72, 2, 64}));
+  const auto v = f.read_f64("blocks.0.attn_self.q");
+  ASSERT_EQ(v.size(), 72u * 2 * 64);
+  EXPECT_DOUBLE_EQ(v[0], -2.8737787989380608);  // read with Python's struct module
+  EXPECT_EQ(f.info("input.hidden_states").shape, (std::vector<std::int64_t>{1, 8, 3, 8, 12}));
+  // The float32 forward is stored widened to F64, with the float64 output's shape.
+  EXPECT_EQ(f.info("output.sample_fp32").shape, f.info("output.sample").shape);
+}
+
+TEST(SafetensorsGolden, Hv15MaskedCase) {
+  SafetensorsFile f(DATTN_GOLDEN_DIR "/hv15_tiny/cases/transformer_t2v_masked.safetensors");
+  EXPECT_EQ(f.info("input.encoder_attention_mask").dtype, "I64");
+  EXPECT_EQ(f.read_f64("input.encoder_attention_mask"),
+            (std::vector<double>{1, 1, 1, 1, 1, 1, 1, 0, 0, 0}));  // 7 of 10 valid
+  EXPECT_EQ(f.info("attn_call0.mask").shape, (std::vector<std::int64_t>{1, 1, 165, 165}));
+  EXPECT_EQ(f.info("input.hidden_states").dtype, "F32");
+  EXPECT_EQ(f.read_f64("input.timestep"), std::vector<double>{600.0});
+}
+
+TEST_F(SafetensorsTest, UnknownNameNamesFileAndTensorAndSuggests) {
+  const std::string p = file("names.safetensors");
+  write_safetensors(p, {{"blocks.0.attn.q", "U8", {1}, {1}}, {"blocks.1.attn.q", "U8", {1}, {2}}});
+  SafetensorsFile f(p);
+  for (auto call : {+[](const SafetensorsFile& s) { (void)s.info("blocks.2.attn.q"); },
+                    +[](const SafetensorsFile& s) { (void)s.data("blocks.2.attn.q"); },
+                    +[](const SafetensorsFile& s) { (void)s.read_f64("blocks.2.attn.q"); }}) {
+    try {
+      call(f);
+      ADD_FAILURE() << "no error";
+    } catch (const UserError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(p), std::string::npos) << msg;
+      EXPECT_NE(msg.find("'blocks.2.attn.q'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("did you mean 'blocks.0.attn.q'"), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST_F(SafetensorsTest, MissingFile) { expect_error(file("nope.safetensors"), {"cannot open"}); }
+
+TEST_F(SafetensorsTest, ShorterThan8Bytes) {
+  const std::string p = file("short.safetensors");
+  std::ofstream(p, std::ios::binary) << "abcde";
+  expect_error(p, {"5 bytes", "shorter than"});
+}
+
+TEST_F(SafetensorsTest, HeaderLengthZero) { expect_error(raw("", 16), {"header length is 0"}); }
+
+TEST_F(SafetensorsTest, HeaderLengthBeyondFile) {
+  expect_error(raw("{}      ", 0, 9), {"header length 9", "larger than the file"});
+}
+
+TEST_F(SafetensorsTest, HeaderLengthOver100MB) {
+  expect_error(raw("{}      ", 0, 100'000'001), {"header length 100000001", "100 MB"});
+}
+
+TEST_F(SafetensorsTest, WriterRejectsUnwritablePath) {
+  const std::string p = file("no/such/dir/x.safetensors");
+  try {
+    write_safetensors(p, {});
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot open for writing"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SafetensorsTest, WriterRejectsBadInput) {
+  const std::string p = file("bad.safetensors");
+  EXPECT_THROW(write_safetensors(p, {{"x", "F32", {2}, {0, 0, 0, 0}}}), UserError);  // 4 bytes, needs 8
+  EXPECT_THROW(write_safetensors(p, {{"x", "F31", {1}, {0, 0, 0, 0}}}), UserError);
+  EXPECT_THROW(write_safetensors(p, {{"x", "U8", {1}, {0}}, {"x", "U8", {1}, {0}}}), UserError);
+}
+
+// Header validation: one crafted header per rule. Data sections are zero-filled to `data` bytes.
+struct BadHeader {
+  const char* name;
+  std::string header;
+  std::size_t data;
+  std::vector<std::string> expect;
+};
+
+class SafetensorsBadHeader : public SafetensorsTest, public ::testing::WithParamInterface<BadHeader> {};
+
+TEST_P(SafetensorsBadHeader, IsRejected) { expect_error(raw(GetParam().header, GetParam().data), GetParam().expect); }
+
+const std::string kOk = R"("ok":{"dtype":"U8","shape":[4],"data_offsets":[0,4]})";
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, SafetensorsBadHeader,
+    ::testing::Values(
+        BadHeader{"InvalidJson", R"({"t":{"dtype":"U8",)", 0, {"not valid JSON"}},
+        BadHeader{"NotAnObject", "[1, 2, 3]", 0, {"not a JSON object"}},
+        BadHeader{"MetadataNotObject", R"({"__metadata__":"x"})", 0, {"__metadata__ is not a JSON object"}},
+        BadHeader{"MetadataValueNotString", R"({"__metadata__":{"epoch":3}})", 0, {"'epoch'", "not a string"}},
+        BadHeader{"EntryNotObject", R"({"t":[1]})", 0, {"tensor 't'", "not a JSON object"}},
+        BadHeader{"MissingDtype", R"({"t":{"shape":[1],"data_offsets":[0,1]}})", 1, {"tensor 't'", "missing 'dtype'"}},
+        BadHeader{"MissingShape", R"({"t":{"dtype":"U8","data_offsets":[0,1]}})", 1, {"tensor 't'", "missing 'shape'"}},
+        BadHeader{"MissingOffsets", R"({"t":{"dtype":"U8","shape":[1]}})", 1, {"tensor 't'", "missing 'data_offsets'"}},
+        BadHeader{"ExtraKey", R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":1}})", 1,
+                  {"tensor 't'", "unexpected key 'x'"}},
+        BadHeader{"DtypeNotString", R"({"t":{"dtype":8,"shape":[1],"data_offsets":[0,1]}})", 1,
+                  {"tensor 't'", "dtype is not a string"}},
+        BadHeader{"UnknownDtype", R"({"t":{"dtype":"F4","shape":[1],"data_offsets":[0,1]}})", 1,
+                  {"tensor 't'", "unknown dtype 'F4'"}},
+        BadHeader{"ShapeNotArray", R"({"t":{"dtype":"U8","shape":1,"data_offsets":[0,1]}})", 1,
+                  {"tensor 't'", "shape is not an array"}},
+        BadHeader{"ShapeNegative", R"({"t":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", 1,
+                  {"tensor 't'", "not a non-negative integer"}},
+        BadHeader{"ShapeFloat", R"({"t":{"dtype":"U8","shape":[1.5],"data_offsets":[0,1]}})", 1,
+                  {"tensor 't'", "not a non-negative integer"}},
+        BadHeader{"OffsetsNotPair", R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}})", 1,
+                  {"tensor 't'", "data_offsets must be [begin, end]"}},
+        BadHeader{"OffsetsNegative", R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[-1,0]}})", 1,
+                  {"tensor 't'", "data_offsets must be [begin, end]"}},
+        BadHeader{"BeginAfterEnd", R"({"t":{"dtype":"U8","shape":[0],"data_offsets":[2,1]}})", 2,
+                  {"tensor 't'", "begin 2 is after end 1"}},
+        BadHeader{"SizeMismatch", R"({"t":{"dtype":"F32","shape":[2,3],"data_offsets":[0,20]}})", 24,
+                  {"tensor 't'", "cover 20 bytes", "need 24"}},
+        BadHeader{"SizeOverflow",
+                  R"({"t":{"dtype":"F64","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0,
+                  {"tensor 't'", "overflows"}},
+        BadHeader{"PastDataSection", "{" + kOk + "}", 3, {"tensor 'ok'", "past the data section (3 bytes)"}},
+        BadHeader{"Overlap", "{" + kOk + R"(,"x":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})", 5,
+                  {"'ok' and 'x'", "overlapping"}},
+        BadHeader{"DuplicateName", "{" + kOk + "," + kOk + "}", 4, {"tensor 'ok'", "duplicate tensor name"}},
+        BadHeader{"DuplicateKeyInEntry", R"({"t":{"dtype":"U8","dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+                  1, {"tensor 't'", "duplicate key 'dtype'"}}),
+    [](const ::testing::TestParamInfo<BadHeader>& info) { return std::string(info.param.name); });
+
+}  // namespace

@@ -1,0 +1,246 @@
+// dattn attention: run one attention problem on random inputs with one or more backends and print
+// time and error against the float64 reference.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/attention/metrics.h"
+#include "dattn/attention/reference.h"
+#include "dattn/attention/registry.h"
+#include "dattn/attention/selector.h"
+#include "dattn/command.h"
+#include "dattn/core/error.h"
+#include "dattn/device_option.h"
+
+namespace dattn::tool {
+namespace {
+
+struct AttentionOptions {
+  std::string backends;  // NAME, NAME,NAME or all; empty: resolve --role through the configuration
+  std::string shape;     // B,Sq,Sk,H,D
+  std::int64_t kv_heads = 0;
+  std::string dtype = "auto";
+  std::int64_t key_padding = -1;
+  int repeat = 3;
+  std::string role = "self";
+  std::string device = "cpu";
+  unsigned seed = 0;
+  bool json = false;
+};
+
+AttentionShape parse_shape(const AttentionOptions& o) {
+  std::vector<std::int64_t> v;
+  std::stringstream ss(o.shape);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      std::size_t used = 0;
+      v.push_back(std::stoll(item, &used));
+      if (used != item.size()) throw std::invalid_argument(item);
+    } catch (const std::exception&) {
+      throw UserError("--shape '" + o.shape + "': '" + item + "' is not an integer; expected B,Sq,Sk,H,D");
+    }
+  }
+  if (v.size() != 5) throw UserError("--shape '" + o.shape + "': expected 5 integers B,Sq,Sk,H,D");
+  AttentionShape s;
+  s.batch = v[0], s.seq_q = v[1], s.seq_k = v[2], s.heads_q = v[3], s.head_dim = v[4];
+  s.heads_kv = o.kv_heads > 0 ? o.kv_heads : s.heads_q;
+  if (o.kv_heads < 0) throw UserError("--kv-heads " + std::to_string(o.kv_heads) + ": expected a positive number");
+  s.validate();
+  if (o.key_padding > s.seq_k)
+    throw UserError("--key-padding " + std::to_string(o.key_padding) + ": more than Sk = " + std::to_string(s.seq_k));
+  if (o.key_padding < -1) throw UserError("--key-padding " + std::to_string(o.key_padding) + ": expected 0..Sk");
+  s.mask = o.key_padding >= 0 ? MaskKind::KeyPadding : MaskKind::None;
+  return s;
+}
+
+std::vector<const AttentionBackend*> chosen_backends(const std::string& list) {
+  if (list == "all" || list == "ALL") return registered_backends();
+  std::vector<const AttentionBackend*> out;
+  std::stringstream ss(list);
+  std::string name;
+  while (std::getline(ss, name, ',')) out.push_back(&backend_by_name(name));
+  return out;
+}
+
+// Extras for `backend`: those of the first configured spec for the role (per_role[role],
+// per_role[category], default) that names this backend; none otherwise.
+nlohmann::json configured_extra(const AttentionSettings& st, const std::string& role, const AttentionBackend& b) {
+  std::vector<const AttentionSpec*> specs;
+  if (auto it = st.config.per_role.find(role); it != st.config.per_role.end()) specs.push_back(&it->second);
+  if (auto cat = known_role_category(role))
+    if (auto it = st.config.per_role.find(*cat); it != st.config.per_role.end()) specs.push_back(&it->second);
+  if (st.config.default_spec) specs.push_back(&*st.config.default_spec);
+  for (const AttentionSpec* s : specs)
+    if (s->backend == b.name()) return s->extra;
+  return nlohmann::json::object();
+}
+
+struct Inputs {
+  std::vector<float> q, k, v;  // values exactly representable in bf16, so every dtype carries the same numbers
+};
+
+Inputs random_inputs(const AttentionShape& s, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  auto fill = [&](std::vector<float>& x, std::int64_t count) {
+    x.resize(count);
+    for (float& e : x) e = bf16_to_f32(f32_to_bf16(n(rng)));
+  };
+  Inputs in;
+  fill(in.q, s.batch * s.seq_q * s.heads_q * s.head_dim);
+  fill(in.k, s.batch * s.seq_k * s.heads_kv * s.head_dim);
+  fill(in.v, s.batch * s.seq_k * s.heads_kv * s.head_dim);
+  return in;
+}
+
+std::vector<std::uint8_t> as_dtype(const std::vector<float>& x, DType t) {
+  std::vector<std::uint8_t> bytes(x.size() * dtype_size(t));
+  from_f32(x.data(), t, bytes.data(), x.size());
+  return bytes;
+}
+
+// auto: bf16 when the backend takes it (the dtype models run in), else fp32.
+DType dtype_for(const std::string& opt, const AttentionBackend& b, AttentionShape shape, Device device) {
+  if (opt != "auto") {
+    auto t = parse_dtype(opt);
+    if (!t) throw UserError("--dtype '" + opt + "': expected auto, fp32, bf16 or fp16");
+    return *t;
+  }
+  shape.dtype = DType::BF16;
+  return b.supports(shape, device).ok ? DType::BF16 : DType::F32;
+}
+
+struct Row {
+  std::string backend, dtype, status;
+  double ms = 0, gflops = 0;
+  ErrorStats err;
+};
+
+Row run_one(const AttentionBackend& b, const AttentionOptions& o, AttentionShape shape, const Inputs& in,
+            const std::vector<double>& ref, const nlohmann::json& extra, Device device) {
+  Row row{std::string(b.name()), "", "ok"};
+  shape.dtype = dtype_for(o.dtype, b, shape, device);
+  row.dtype = std::string(dtype_name(shape.dtype));
+  if (Support s = b.supports(shape, device); !s.ok) {
+    row.status = "unsupported: " + s.reason;
+    return row;
+  }
+  const auto q = as_dtype(in.q, shape.dtype), k = as_dtype(in.k, shape.dtype), v = as_dtype(in.v, shape.dtype);
+  std::vector<std::uint8_t> out(ref.size() * dtype_size(shape.dtype), 0xFF);  // NaN poison
+  AttentionProblem p;
+  p.shape = shape;
+  p.q = q.data(), p.k = k.data(), p.v = v.data(), p.out = out.data();
+  if (o.key_padding >= 0) p.key_lengths.assign(shape.batch, o.key_padding);
+  const nlohmann::json full_extra = extra_with_defaults(b, extra);
+  std::vector<double> times;
+  for (int r = 0; r <= o.repeat; ++r) {  // run 0 warms up and is not timed
+    const auto t0 = std::chrono::steady_clock::now();
+    run_attention(b, p, full_extra, device);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (r > 0) times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  row.ms = times[times.size() / 2];
+  row.gflops = shape.flops() / (row.ms * 1e6);
+  std::vector<double> got(ref.size());
+  to_f64(out.data(), shape.dtype, got.data(), got.size());
+  row.err = compare(got.data(), ref.data(), got.size());
+  return row;
+}
+
+int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
+  const Device device = device_from_option(o.device);
+  if (o.repeat < 1) throw UserError("--repeat " + std::to_string(o.repeat) + ": expected at least 1");
+  const AttentionShape shape = parse_shape(o);
+  const AttentionSettings settings = settings_from_command_line(ctx.attention_flags);
+  std::vector<const AttentionBackend*> backends;
+  std::vector<nlohmann::json> extras;
+  if (o.backends.empty()) {
+    const Resolution r = resolve_attention(settings, o.role, known_role_category(o.role), shape, device);
+    backends.push_back(&backend_by_name(r.backend));
+    extras.push_back(r.extra);
+  } else {
+    backends = chosen_backends(o.backends);
+    for (const AttentionBackend* b : backends) extras.push_back(configured_extra(settings, o.role, *b));
+  }
+  const unsigned seed = o.seed ? o.seed : std::random_device{}();
+  const Inputs in = random_inputs(shape, seed);
+  // The reference sees the same numbers every backend sees (bf16-exact values stored as fp32).
+  AttentionProblem ref_problem;
+  ref_problem.shape = shape;
+  ref_problem.shape.dtype = DType::F32;
+  ref_problem.q = in.q.data(), ref_problem.k = in.k.data(), ref_problem.v = in.v.data();
+  std::vector<float> unused_out(1);
+  ref_problem.out = unused_out.data();
+  if (o.key_padding >= 0) ref_problem.key_lengths.assign(shape.batch, o.key_padding);
+  std::vector<double> ref;
+  attention_reference_f64(ref_problem, ref);
+
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < backends.size(); ++i)
+    rows.push_back(run_one(*backends[i], o, shape, in, ref, extras[i], device));
+  if (o.json) {
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const Row& r : rows) {
+      nlohmann::ordered_json e{{"backend", r.backend}, {"dtype", r.dtype}, {"status", r.status}};
+      if (r.status == "ok")
+        e.update({{"ms", r.ms}, {"gflops", r.gflops}, {"rel_l2", r.err.rel_l2}, {"max_abs", r.err.max_abs},
+                  {"cosine", r.err.cosine}, {"nonfinite", r.err.nonfinite}});
+      arr.push_back(e);
+    }
+    std::printf("%s\n", arr.dump().c_str());
+    return 0;
+  }
+  std::printf("attention %s on %s, seed %u, median of %d runs, error vs float64 reference\n",
+              shape.describe().c_str(), std::string(device_name(device)).c_str(), seed, o.repeat);
+  std::printf("%-13s %-5s %10s %9s %10s %10s %9s  %s\n", "backend", "dtype", "time_ms", "GFLOP/s", "rel_l2",
+              "max_abs", "cosine", "status");
+  for (const Row& r : rows) {
+    if (r.status != "ok") {
+      std::printf("%-13s %-5s %10s %9s %10s %10s %9s  %s\n", r.backend.c_str(), r.dtype.c_str(), "-", "-", "-", "-",
+                  "-", r.status.c_str());
+      continue;
+    }
+    std::printf("%-13s %-5s %10.2f %9.2f %10.2e %10.2e %9.6f  %s\n", r.backend.c_str(), r.dtype.c_str(), r.ms,
+                r.gflops, r.err.rel_l2, r.err.max_abs, r.err.cosine,
+                r.err.nonfinite ? ("NON-FINITE x" + std::to_string(r.err.nonfinite)).c_str() : "ok");
+  }
+  for (const Row& r : rows)
+    if (r.status == "ok" && r.err.nonfinite) return 1;
+  return 0;
+}
+
+}  // namespace
+
+Command add_attention_command(CLI::App& root) {
+  auto o = std::make_shared<AttentionOptions>();
+  CLI::App* app = root.add_subcommand("attention", "Run one attention problem on random inputs; print time and "
+                                                   "error against the float64 reference");
+  app->add_option("--backend", o->backends,
+                  "Backend(s): NAME, a comma-separated list, or all. Without it, --role is resolved through the "
+                  "attention configuration. Extras come from the configured spec that names the backend")
+      ->type_name("NAME[,NAME]|all");
+  app->add_option("--shape", o->shape, "Problem size B,Sq,Sk,H,D (batch, query tokens, key tokens, heads, head dim)")
+      ->required()->type_name("B,Sq,Sk,H,D");
+  app->add_option("--kv-heads", o->kv_heads, "K/V heads (must divide H; default H)");
+  app->add_option("--dtype", o->dtype, "fp32, bf16, fp16, or auto (bf16 where the backend takes it, else fp32)")
+      ->capture_default_str();
+  app->add_option("--key-padding", o->key_padding, "Valid keys per batch item (default: all)")->type_name("N");
+  app->add_option("--repeat", o->repeat, "Timed runs after one warm-up; the median is reported")->capture_default_str();
+  app->add_option("--role", o->role, "Role whose configuration applies")->capture_default_str();
+  app->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  app->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
+  app->add_flag("--json", o->json, "Print one JSON array, one object per backend");
+  document_attention_flags(*app);
+  return {app, true, [o](const CommandContext& ctx) { return run_attention_cmd(*o, ctx); }};
+}
+
+}  // namespace dattn::tool

@@ -1,0 +1,55 @@
+// dattn: the command-line tool. Subcommands live in cmd_*.cc; this file wires them and turns errors
+// into one-line messages with exit status 2 (the user's to fix) or 1 (dattn's failure).
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "dattn/core/error.h"
+#include "dattn/version.h"
+#include "dattn/command.h"
+
+int main(int argc, char** argv) {
+  using namespace dattn;
+  using namespace dattn::tool;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    CLI::App app{"dattn: diffusion-transformer inference with pluggable, validated attention backends"};
+    app.name("dattn");
+    app.set_version_flag("--version", std::string(kVersion));
+    app.require_subcommand(1);
+    app.footer(
+        "Run 'dattn <command> --help' for a command's options. Attention configuration flags are\n"
+        "described there and in the README (section 'Choosing attention backends').");
+    std::vector<Command> commands = {add_resolve_command(app), add_backends_command(app),
+                                     add_attention_command(app)};
+
+    CommandContext ctx;
+    ctx.attention_flags = extract_attention_flags(args);
+    // CLI11 wants the arguments in reverse order when given as a vector.
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    try {
+      app.parse(reversed);
+    } catch (const CLI::ParseError& e) {
+      // --help and --version end here with status 0; CLI11 prints the chosen subcommand's help.
+      if (e.get_exit_code() == 0) return app.exit(e);
+      std::fprintf(stderr, "dattn: error: %s\n", e.what());
+      return 2;
+    }
+    for (auto& c : commands) {
+      if (!c.app->parsed()) continue;
+      if (!c.takes_attention_flags && !ctx.attention_flags.empty())
+        throw UserError("'dattn " + c.app->get_name() + "' takes no attention configuration flags");
+      return c.run(ctx);
+    }
+    return 2;
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "dattn: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dattn: internal error: %s\n", e.what());
+    return 1;
+  }
+}
