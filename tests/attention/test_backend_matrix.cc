@@ -33,6 +33,7 @@ constexpr Device kCpu = Device::CPU;
 struct Tally {
   int passed = 0, failed = 0, unsupported = 0;
   std::set<std::string> reasons;
+  std::map<std::string, double> worst_rel_l2;  // per dtype (and "vs golden"), to show the limits' margin
 };
 std::map<std::string, Tally>& tallies() {
   static std::map<std::string, Tally> t;
@@ -49,6 +50,7 @@ class SummaryTable : public ::testing::Environment {
       if (it == tallies().end()) continue;
       const Tally& t = it->second;
       std::printf("%-14s %7d %7d %12d\n", it->first.c_str(), t.passed, t.failed, t.unsupported);
+      for (const auto& [k, e] : t.worst_rel_l2) std::printf("    worst rel_l2 %-16s %.2e\n", k.c_str(), e);
       for (const auto& r : t.reasons) std::printf("    unsupported: %s\n", r.c_str());
     }
     std::fflush(stdout);
@@ -98,7 +100,8 @@ bool check_support(const AttentionBackend& be, const AttentionShape& shape) {
 // Runs be on c with `extra` (defaults filled in) and checks the output against `ref`. Records the
 // result; returns the output as doubles (empty when the run threw).
 std::vector<double> run_checked(const AttentionBackend& be, AttentionCase& c, const json& extra,
-                                const std::vector<double>& ref, const Limits& lim, const std::string& what) {
+                                const std::vector<double>& ref, const Limits& lim, const std::string& what,
+                                const std::string& stat_group = "") {
   Tally& t = tallies()[std::string(be.name())];
   const AttentionProblem p = c.problem();
   try {
@@ -111,6 +114,8 @@ std::vector<double> run_checked(const AttentionBackend& be, AttentionCase& c, co
   }
   ErrorStats st;
   const std::string why = test::check_output(c, ref, lim, &st);
+  double& worst = t.worst_rel_l2[std::string(dtype_name(c.shape.dtype)) + stat_group];
+  worst = std::max(worst, st.rel_l2);
   if (why.empty()) {
     ++t.passed;
   } else {
@@ -261,7 +266,7 @@ TEST(BackendMatrixSage, LargePerChannelKeyOffsetIsSmoothedAway) {
     const std::string what = label(be, c.shape, std::string("K offset +-20, mask=") + std::string(test::mask_mode_name(mm)));
     SCOPED_TRACE(what);
     ASSERT_TRUE(check_support(be, c.shape)) << be.supports(c.shape, kCpu).reason;
-    run_checked(be, c, json::object(), reference(c), {1.0, 0.99}, what);
+    run_checked(be, c, json::object(), reference(c), {1.0, 0.99}, what, " K offset");
   }
 }
 
@@ -297,10 +302,13 @@ Limits golden_limits(const AttentionBackend& be, DType t) {
   }
 }
 
-void expect_close_to_golden(const AttentionBackend& be, const std::vector<double>& got, const std::vector<double>& golden,
-                            const Limits& lim, const std::string& what) {
+void expect_close_to_golden(const AttentionBackend& be, DType dt, const std::vector<double>& got,
+                            const std::vector<double>& golden, const Limits& lim, const std::string& what) {
   if (got.empty()) return;  // the run already failed
-  const std::string why = test::check_close(got, golden, lim);
+  ErrorStats st;
+  const std::string why = test::check_close(got, golden, lim, &st);
+  double& worst = tallies()[std::string(be.name())].worst_rel_l2[std::string(dtype_name(dt)) + " vs golden"];
+  worst = std::max(worst, st.rel_l2);
   if (!why.empty()) {
     ++tallies()[std::string(be.name())].failed;
     ADD_FAILURE() << what << " vs diffusers' golden out: " << why;
@@ -324,7 +332,7 @@ TEST(BackendMatrixGolden, WanTinySelfAndCrossAttention) {
         AttentionCase c = test::make_case_from_f64(shape, g.q, g.k, g.v);
         const std::vector<double> got =
             run_checked(*be, c, golden_extra(*be), reference(c), limits_for(*be, dt), what + " vs reference");
-        expect_close_to_golden(*be, got, g.out, golden_limits(*be, dt), what);
+        expect_close_to_golden(*be, dt, got, g.out, golden_limits(*be, dt), what);
       }
   }
 }
@@ -358,7 +366,7 @@ TEST(BackendMatrixGolden, Hv15MaskedJointAttention) {
           EXPECT_TRUE(is(*be, "TORCH_SDPA")) << be->name() << " must not accept general masks";
           const std::vector<double> got =
               run_checked(*be, c, golden_extra(*be), reference(c), limits_for(*be, dt), what + " general mask vs reference");
-          expect_close_to_golden(*be, got, g.out, golden_limits(*be, dt), what + " general mask");
+          expect_close_to_golden(*be, dt, got, g.out, golden_limits(*be, dt), what + " general mask");
         }
         // Key padding.
         c.general_mask.clear();
@@ -369,7 +377,7 @@ TEST(BackendMatrixGolden, Hv15MaskedJointAttention) {
         const std::vector<double> got =
             run_checked(*be, c, golden_extra(*be), reference(c), limits_for(*be, dt), what + " key_lengths=155 vs reference");
         if (got.empty()) continue;
-        expect_close_to_golden(*be, test::first_rows(got, 1, S, HD, kValid), test::first_rows(g.out, 1, S, HD, kValid),
+        expect_close_to_golden(*be, dt, test::first_rows(got, 1, S, HD, kValid), test::first_rows(g.out, 1, S, HD, kValid),
                                golden_limits(*be, dt), what + " key_lengths=155 rows<155");
       }
   }

@@ -41,7 +41,7 @@ std::string flags_error(Args args) {
 }
 
 const std::string kBadPath =
-    "': expected --diffusion-attention-config.default.backend, --diffusion-attention-config.default.extra.KEY, "
+    ": expected --diffusion-attention-config.default.backend, --diffusion-attention-config.default.extra.KEY, "
     "--diffusion-attention-config.per_role.ROLE.backend or --diffusion-attention-config.per_role.ROLE.extra.KEY.";
 const std::string kExclusive =
     "--diffusion-attention-backend is mutually exclusive with --diffusion-attention-config.default.backend.";

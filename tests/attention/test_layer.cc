@@ -84,14 +84,12 @@ TEST(Layer, PlatformDefaultIsChosenForTheShape) {
 
 TEST(Layer, StoresExtraWithDefaults) {
   const AttentionLayer layer("blocks.0.attn1", "self", std::nullopt,
-                             settings(R"({"per_role":{"self":{"backend":"sparse_block","extra":{"block_size":64}}}})"),
+                             settings(R"({"per_role":{"self":{"backend":"sparse_block","extra":{"density":0.5}}}})"),
                              shape_of(DType::F32, 64), Device::CPU);
   EXPECT_EQ(layer.backend().name(), "SPARSE_BLOCK");
-  EXPECT_EQ(layer.resolution().extra, (json{{"block_size", 64}}));
-  EXPECT_EQ(layer.extra()["block_size"], 64);  // as configured
-  EXPECT_EQ(layer.extra()["density"], 0.25);   // defaults filled in
-  EXPECT_EQ(layer.extra()["keep_diagonal"], true);
-  EXPECT_FALSE(layer.extra().contains("cdf_threshold"));  // no default: off when absent
+  EXPECT_EQ(layer.resolution().extra, (json{{"density", 0.5}}));  // the resolution keeps what was configured
+  // The layer adds the declared defaults (block_size, keep_diagonal); keys without one stay absent.
+  EXPECT_EQ(layer.extra(), (json{{"density", 0.5}, {"block_size", 128}, {"keep_diagonal", true}}));
 }
 
 TEST(Layer, LogsItsResolutionOnce) {

@@ -120,6 +120,7 @@ DType dtype_for(const std::string& opt, const AttentionBackend& b, AttentionShap
 
 struct Row {
   std::string backend, dtype, status;
+  std::string unsupported;  // the support predicate's reason when the backend cannot run the problem
   double ms = 0, gflops = 0;
   ErrorStats err;
 };
@@ -131,6 +132,7 @@ Row run_one(const AttentionBackend& b, const AttentionOptions& o, AttentionShape
   row.dtype = std::string(dtype_name(shape.dtype));
   if (Support s = b.supports(shape, device); !s.ok) {
     row.status = "unsupported: " + s.reason;
+    row.unsupported = s.reason;
     return row;
   }
   const auto q = as_dtype(in.q, shape.dtype), k = as_dtype(in.k, shape.dtype), v = as_dtype(in.v, shape.dtype);
@@ -187,6 +189,10 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
   std::vector<Row> rows;
   for (std::size_t i = 0; i < backends.size(); ++i)
     rows.push_back(run_one(*backends[i], o, shape, in, ref, extras[i], device));
+  // One backend asked for by name that cannot run the problem is the user's error, not a table row.
+  if (rows.size() == 1 && !rows[0].unsupported.empty())
+    throw UserError(rows[0].backend + " cannot run " + shape.describe() + " (" + rows[0].dtype + ") on " +
+                    std::string(device_name(device)) + ": " + rows[0].unsupported);
   if (o.json) {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
@@ -199,8 +205,11 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
     std::printf("%s\n", arr.dump().c_str());
     return 0;
   }
-  std::printf("attention %s on %s, seed %u, median of %d runs, error vs float64 reference\n",
-              shape.describe().c_str(), std::string(device_name(device)).c_str(), seed, o.repeat);
+  std::printf("attention B=%lld Sq=%lld Sk=%lld Hq=%lld Hkv=%lld D=%lld%s on %s, seed %u, median of %d runs, "
+              "error vs float64 reference\n",
+              (long long)shape.batch, (long long)shape.seq_q, (long long)shape.seq_k, (long long)shape.heads_q,
+              (long long)shape.heads_kv, (long long)shape.head_dim,
+              o.key_padding >= 0 ? (" key-padding=" + std::to_string(o.key_padding)).c_str() : "", std::string(device_name(device)).c_str(), seed, o.repeat);
   std::printf("%-13s %-5s %10s %9s %10s %10s %9s  %s\n", "backend", "dtype", "time_ms", "GFLOP/s", "rel_l2",
               "max_abs", "cosine", "status");
   for (const Row& r : rows) {

@@ -7,6 +7,14 @@
 
 #include "dattn/core/dtype.h"
 
+// The scheme is specified one fp32 operation at a time (docs/backend-semantics.md, SAGE_ATTN): no
+// contraction into FMA even where -march allows it, so results reproduce bit for bit.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 namespace dattn::sage {
 namespace {
 

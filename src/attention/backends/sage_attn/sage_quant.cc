@@ -5,6 +5,14 @@
 
 #include "dattn/core/dtype.h"
 
+// The scheme is specified one fp32 operation at a time (docs/backend-semantics.md, SAGE_ATTN): no
+// contraction into FMA even where -march allows it, so results reproduce bit for bit.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 namespace dattn::sage {
 
 std::vector<float> smooth_k(float* k, std::int64_t n, std::int64_t d, const KeyValid& valid) {

@@ -1,0 +1,47 @@
+#pragma once
+// Runs build/dattn as a user would and captures its exit status, standard output and standard error.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <string>
+
+namespace dattn::testing {
+
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+
+inline std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// `args` is a shell fragment of already-quoted words; `env` is prefixed as VAR=value assignments.
+inline CliResult run_dattn(const std::string& args, const std::string& env = "") {
+  static int counter = 0;
+  const std::string err_path = ::testing::TempDir() + "dattn_cli_err_" + std::to_string(++counter) + ".txt";
+  // env -u keeps the developer's own DIFFUSION_ATTENTION_BACKEND out of the tests.
+  const std::string cmd = "env -u DIFFUSION_ATTENTION_BACKEND " + env + " " + shell_quote(DATTN_BINARY) + " " +
+                          args + " 2>" + shell_quote(err_path);
+  CliResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int raw = pclose(p);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream f(err_path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  r.err = ss.str();
+  std::remove(err_path.c_str());
+  return r;
+}
+
+}  // namespace dattn::testing
