@@ -93,14 +93,17 @@ TEST(Layer, StoresExtraWithDefaults) {
 }
 
 TEST(Layer, LogsItsResolutionOnce) {
-  const auto s = settings(R"({"per_role":{"layer-test.role":"TORCH_SDPA"}})");
+  // The log-once set lives for the process: a fresh role per run keeps this valid under --gtest_repeat.
+  static int run = 0;
+  const std::string role = "layer-test.role" + std::to_string(++run);
+  const AttentionSettings s{AttentionConfig::from_json(json{{"per_role", {{role, "TORCH_SDPA"}}}}), std::nullopt};
   testing::internal::CaptureStderr();
   for (int i = 0; i < 3; ++i)
-    AttentionLayer("blocks." + std::to_string(i) + ".attn1", "layer-test.role", std::nullopt, s,
-                   shape_of(DType::F32, 64), Device::CPU);
+    AttentionLayer("blocks." + std::to_string(i) + ".attn1", role, std::nullopt, s, shape_of(DType::F32, 64),
+                   Device::CPU);
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
-            "[dattn] INFO Resolved diffusion attention backend 'TORCH_SDPA' for role='layer-test.role' "
-            "(role_category=None) via per_role['layer-test.role']\n");
+            "[dattn] INFO Resolved diffusion attention backend 'TORCH_SDPA' for role='" + role +
+                "' (role_category=None) via per_role['" + role + "']\n");
 }
 
 TEST(Layer, ForwardRunsTheResolvedBackend) {

@@ -117,8 +117,6 @@ TEST(SageQuant, VPerChannelE4m3Reconstructs) {
   }
 }
 
-// ---------------------------------------------------------------- end-to-end helpers
-
 // A problem and its storage in bf16/fp16 bits.
 struct Case {
   AttentionShape shape;
@@ -203,8 +201,6 @@ ErrorStats run_and_compare(Case& c, const char* what) {
   std::printf("[ SAGE     ] %-24s %s: %s\n", what, c.problem().shape.describe().c_str(), describe(e).c_str());
   return e;
 }
-
-// ---------------------------------------------------------------- plain re-implementation
 
 // Steps 1-7 written plainly per (b, h) on whole matrices; only the online softmax is tiled, because
 // the tiling is part of the scheme. `smooth` = false skips step 1 (to show what it buys).

@@ -42,6 +42,13 @@ Resolution resolve(const AttentionSettings& s, const std::string& role, std::opt
   return resolve_attention(s, role, category, cpu_shape(), Device::CPU);
 }
 
+// The log-once set lives for the process: a fresh role per run keeps the log tests valid under
+// --gtest_repeat.
+std::string fresh_role(const char* base) {
+  static int n = 0;
+  return std::string(base) + "." + std::to_string(++n);
+}
+
 AttentionSettings settings(const char* config_json, const char* env = nullptr) {
   return AttentionSettings{AttentionConfig::from_json_string(config_json), env_default_spec(env)};
 }
@@ -156,7 +163,7 @@ TEST(Selector, LogLine) {
 }
 
 TEST(Selector, LogsOncePerRoleBackendAndSource) {
-  const Resolution r{"selector-test.once", std::nullopt, "FLASH_ATTN", json::object(), "default"};
+  const Resolution r{fresh_role("selector-test.once"), std::nullopt, "FLASH_ATTN", json::object(), "default"};
   testing::internal::CaptureStderr();
   const bool first = log_resolution_once(r);
   const bool again = log_resolution_once(r);
@@ -176,7 +183,7 @@ TEST(Selector, LogsOncePerRoleBackendAndSource) {
 }
 
 TEST(Selector, LogOnceIsThreadSafe) {
-  const Resolution r{"selector-test.threads", std::nullopt, "FLASH_ATTN", json::object(), "default"};
+  const Resolution r{fresh_role("selector-test.threads"), std::nullopt, "FLASH_ATTN", json::object(), "default"};
   std::atomic<int> logged{0};
   testing::internal::CaptureStderr();
   std::vector<std::thread> threads;

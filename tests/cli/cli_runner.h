@@ -1,6 +1,7 @@
 #pragma once
 // Runs build/dattn as a user would and captures its exit status, standard output and standard error.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -23,8 +24,10 @@ inline std::string shell_quote(const std::string& s) {
 
 // `args` is a shell fragment of already-quoted words; `env` is prefixed as VAR=value assignments.
 inline CliResult run_dattn(const std::string& args, const std::string& env = "") {
+  // ctest runs test cases as parallel processes: the pid keeps their capture files apart.
   static int counter = 0;
-  const std::string err_path = ::testing::TempDir() + "dattn_cli_err_" + std::to_string(++counter) + ".txt";
+  const std::string err_path = ::testing::TempDir() + "dattn_cli_err_" + std::to_string(getpid()) + "_" +
+                               std::to_string(++counter) + ".txt";
   // env -u keeps the developer's own DIFFUSION_ATTENTION_BACKEND out of the tests.
   const std::string cmd = "env -u DIFFUSION_ATTENTION_BACKEND " + env + " " + shell_quote(DATTN_BINARY) + " " +
                           args + " 2>" + shell_quote(err_path);

@@ -62,7 +62,9 @@ TEST(CliBackends, CudaDeviceSaysWhyABackendIsUnavailable) {
   CliResult r = run_dattn("backends --device cuda --json");
   ASSERT_EQ(r.status, 0) << r.err;
   for (const auto& b : nlohmann::json::parse(r.out))
-    if (!b["available"].get<bool>()) EXPECT_FALSE(b["reason"].get<std::string>().empty()) << b.dump();
+    if (!b["available"].get<bool>()) {
+      EXPECT_FALSE(b["reason"].get<std::string>().empty()) << b.dump();
+    }
 }
 
 TEST(CliAttention, EveryBackendRunsAndIsCloseToTheReference) {

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 
 namespace dattn::test {
 
@@ -135,15 +135,23 @@ AttentionCase make_case_from_f64(AttentionShape shape, const std::vector<double>
 
 std::string check_close(const std::vector<double>& got, const std::vector<double>& ref, const Limits& lim,
                         ErrorStats* stats) {
-  if (got.size() != ref.size()) return "size mismatch: " + std::to_string(got.size()) + " vs " + std::to_string(ref.size());
+  if (got.size() != ref.size())
+    return "size mismatch: " + std::to_string(got.size()) + " vs " + std::to_string(ref.size());
   const ErrorStats s = compare(got.data(), ref.data(), got.size());
   if (stats) *stats = s;
-  std::ostringstream why;
-  if (s.nonfinite) why << s.nonfinite << " non-finite values; ";
-  if (!(s.rel_l2 <= lim.max_rel_l2)) why << "rel_l2 " << s.rel_l2 << " > " << lim.max_rel_l2 << "; ";
-  if (!(s.cosine >= lim.min_cosine)) why << "cosine " << s.cosine << " < " << lim.min_cosine << "; ";
-  if (why.str().empty()) return {};
-  return why.str() + "(" + describe(s) + ")";
+  std::string why;
+  char buf[128];
+  if (s.nonfinite) why += std::to_string(s.nonfinite) + " non-finite values; ";
+  if (!(s.rel_l2 <= lim.max_rel_l2)) {
+    std::snprintf(buf, sizeof buf, "rel_l2 %.3g > %.3g; ", s.rel_l2, lim.max_rel_l2);
+    why += buf;
+  }
+  if (!(s.cosine >= lim.min_cosine)) {
+    std::snprintf(buf, sizeof buf, "cosine %.9f < %.9f; ", s.cosine, lim.min_cosine);
+    why += buf;
+  }
+  if (why.empty()) return {};
+  return why + "(" + describe(s) + ")";
 }
 
 std::string check_output(const AttentionCase& c, const std::vector<double>& ref, const Limits& lim,
@@ -179,6 +187,19 @@ std::vector<double> first_rows(const std::vector<double>& x, std::int64_t B, std
   for (std::int64_t b = 0; b < B; ++b)
     out.insert(out.end(), x.begin() + b * S * HD, x.begin() + (b * S + rows) * HD);
   return out;
+}
+
+GoldenAttention load_golden_attention(const SafetensorsFile& f, const std::string& prefix) {
+  GoldenAttention g;
+  g.q = f.read_f64(prefix + ".q");
+  g.k = f.read_f64(prefix + ".k");
+  g.v = f.read_f64(prefix + ".v");
+  g.out = f.read_f64(prefix + ".out");
+  if (f.contains(prefix + ".mask")) g.mask = f.read_f64(prefix + ".mask");
+  const auto& qs = f.info(prefix + ".q").shape;
+  const auto& ks = f.info(prefix + ".k").shape;
+  g.shape = AttentionShape{qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], DType::F32, MaskKind::None};
+  return g;
 }
 
 std::uint64_t fresh_seed() {

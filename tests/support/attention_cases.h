@@ -14,6 +14,7 @@
 #include "dattn/attention/metrics.h"
 #include "dattn/attention/problem.h"
 #include "dattn/core/dtype.h"
+#include "dattn/io/safetensors.h"
 
 namespace dattn::test {
 
@@ -94,6 +95,14 @@ std::string check_close(const std::vector<double>& got, const std::vector<double
 // Elements of BSHD rows i < rows (per batch item) of a [B, S, H, D] tensor, in order.
 std::vector<double> first_rows(const std::vector<double>& x, std::int64_t B, std::int64_t S, std::int64_t HD,
                                std::int64_t rows);
+
+// One attention call recorded from diffusers: `prefix`.{q,k,v,out} in BSHD and, when present,
+// `prefix`.mask, all read as doubles; shape.dtype is F32 and shape.mask None (the caller sets both).
+struct GoldenAttention {
+  AttentionShape shape;
+  std::vector<double> q, k, v, out, mask;
+};
+GoldenAttention load_golden_attention(const SafetensorsFile& file, const std::string& prefix);
 
 // A seed from std::random_device, or from $DATTN_TEST_SEED when set (to replay a failure).
 std::uint64_t fresh_seed();

@@ -127,7 +127,9 @@ struct Row {
 
 Row run_one(const AttentionBackend& b, const AttentionOptions& o, AttentionShape shape, const Inputs& in,
             const std::vector<double>& ref, const nlohmann::json& extra, Device device) {
-  Row row{std::string(b.name()), "", "ok"};
+  Row row;
+  row.backend = std::string(b.name());
+  row.status = "ok";
   shape.dtype = dtype_for(o.dtype, b, shape, device);
   row.dtype = std::string(dtype_name(shape.dtype));
   if (Support s = b.supports(shape, device); !s.ok) {

@@ -17,12 +17,6 @@ struct BackendsOptions {
   bool json = false;
 };
 
-std::string dtype_list(const std::vector<DType>& ts) {
-  std::string s;
-  for (DType t : ts) s += (s.empty() ? "" : ", ") + std::string(dtype_name(t));
-  return s.empty() ? "none" : s;
-}
-
 nlohmann::ordered_json backend_json(const AttentionBackend& b, Device device, bool is_default) {
   const Support avail = backend_availability(b, device);
   const SupportSurface surf = b.surface(device);

@@ -1,7 +1,6 @@
 // AttentionConfig from and to the "plain dict" JSON form (spec section 3). Reading happens in two
 // steps: parse_raw checks the structure and flattens nested roles; finalize resolves "auto", canonical
 // backend names and validates extras. Command-line flags merge between the two (config_flags.cc).
-#include <cctype>
 #include <string>
 
 #include "attention/config/config_raw.h"
@@ -16,14 +15,6 @@ namespace {
 using nlohmann::json;
 
 std::string role_where(const std::string& role) { return "per_role entry for role '" + role + "'"; }
-
-// Case-insensitive "auto": the spec's way of saying "unset".
-bool is_auto(std::string_view name) {
-  if (name.size() != 4) return false;
-  for (std::size_t i = 0; i < 4; ++i)
-    if (std::tolower(static_cast<unsigned char>(name[i])) != "auto"[i]) return false;
-  return true;
-}
 
 // Fields of a spec object: `backend` a string, `extra` an object (null extra means none given).
 // `where` is "Invalid default spec" or "Invalid per_role entry for role 'R'".

@@ -2,6 +2,7 @@
 // The attention config as written, before "auto", backend names and extras are resolved. The JSON
 // reader and the command-line flags share it so that dotted flags merge onto the JSON blob *before*
 // normalisation (a blob's role may get its backend from one flag and an extra key from another).
+#include <cctype>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,14 @@ struct RawConfig {
   std::optional<RawSpec> default_spec;
   std::map<std::string, RawSpec> per_role;  // nested roles already flattened with dots
 };
+
+// Case-insensitive "auto": the spec's way of saying "unset" (config, flags and the environment).
+inline bool is_auto(std::string_view name) {
+  if (name.size() != 4) return false;
+  for (std::size_t i = 0; i < 4; ++i)
+    if (std::tolower(static_cast<unsigned char>(name[i])) != "auto"[i]) return false;
+  return true;
+}
 
 // Structural checks only (types, unknown keys, nesting, duplicates). Throws ConfigError.
 RawConfig parse_raw(const nlohmann::json& value);

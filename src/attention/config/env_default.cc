@@ -1,9 +1,9 @@
 // DIFFUSION_ATTENTION_BACKEND: the environment's default backend, used only when no explicit default
 // was configured (the selector decides that; this file only reads and validates the variable).
-#include <cctype>
 #include <cstdlib>
 #include <string>
 
+#include "attention/config/config_raw.h"
 #include "dattn/attention/config.h"
 #include "dattn/attention/registry.h"
 #include "dattn/core/error.h"
@@ -13,17 +13,10 @@ namespace {
 
 constexpr const char* kEnvVar = "DIFFUSION_ATTENTION_BACKEND";
 
-bool is_auto(std::string_view name) {
-  if (name.size() != 4) return false;
-  for (std::size_t i = 0; i < 4; ++i)
-    if (std::tolower(static_cast<unsigned char>(name[i])) != "auto"[i]) return false;
-  return true;
-}
-
 }  // namespace
 
 std::optional<AttentionSpec> env_default_spec(const char* value) {
-  if (value == nullptr || *value == '\0' || is_auto(value)) return std::nullopt;
+  if (value == nullptr || *value == '\0' || config_detail::is_auto(value)) return std::nullopt;
   const AttentionBackend* backend = find_backend(value);
   if (backend == nullptr)
     throw ConfigError("Unknown diffusion attention backend in environment variable " + std::string(kEnvVar) +

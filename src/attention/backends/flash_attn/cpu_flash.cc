@@ -6,67 +6,85 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "dattn/core/error.h"
 
-// The build targets baseline x86-64; the hot loop is compiled for AVX-512 and AVX2 as well and the
-// best one is picked at load time (GCC ifunc). flatten inlines the helpers into each clone.
+// The build targets baseline x86-64, so the hot loop is compiled three times (AVX-512, AVX2+FMA,
+// baseline) and the widest the CPU supports runs; flatten inlines the helpers into each copy.
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-#define DATTN_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default"), flatten))
-#else
-#define DATTN_SIMD_CLONES
+#define DATTN_X86_DISPATCH 1
 #endif
 
 namespace dattn::flash {
 namespace {
 
 constexpr std::int64_t kLanes = 16;  // columns per register tile; row strides are padded to it
-constexpr std::int64_t kTileRows = 6;  // rows per register tile: 6 x 16 accumulators fit the registers
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// 16 floats, unaligned access allowed (GCC/Clang vector extension; lowered to the target's SIMD width).
-typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float)), aligned(alignof(float))));
+// kWidth floats as a GCC/Clang vector extension, unaligned access allowed. A tile row of 16 floats is
+// one AVX-512, two AVX2 or four SSE vectors; a vector wider than the target's registers compiles
+// badly, so each instruction set gets its own width. The width, not the type, is the template
+// argument: a template argument would drop the type's alignment attribute.
+template <int kWidth>
+struct SimdVec {
+  typedef float type __attribute__((vector_size(kWidth * sizeof(float)), aligned(alignof(float))));
+};
 
 std::int64_t round_up(std::int64_t n, std::int64_t m) { return (n + m - 1) / m * m; }
 
 // C[R x 16] (+)= A[R x K] * B[K x 16], accumulators held in registers across the whole K loop.
-template <int R, bool kAccumulate>
+template <int kWidth, int R, bool kAccumulate>
 inline void gemm_tile(std::int64_t K, const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
                       float* c, std::int64_t ldc) {
-  Lanes acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = kAccumulate ? *reinterpret_cast<const Lanes*>(c + r * ldc) : Lanes{};
+  using Vec = typename SimdVec<kWidth>::type;
+  constexpr int kVecs = kLanes / kWidth;
+  Vec acc[R][kVecs];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < kVecs; ++v)
+      acc[r][v] = kAccumulate ? *reinterpret_cast<const Vec*>(c + r * ldc + v * kWidth) : Vec{};
   for (std::int64_t k = 0; k < K; ++k) {
-    const Lanes bk = *reinterpret_cast<const Lanes*>(b + k * ldb);
-    for (int r = 0; r < R; ++r) acc[r] += a[r * lda + k] * bk;
+    Vec bk[kVecs];
+    for (int v = 0; v < kVecs; ++v) bk[v] = *reinterpret_cast<const Vec*>(b + k * ldb + v * kWidth);
+    for (int r = 0; r < R; ++r) {
+      const float ark = a[r * lda + k];
+      for (int v = 0; v < kVecs; ++v) acc[r][v] += ark * bk[v];
+    }
   }
-  for (int r = 0; r < R; ++r) *reinterpret_cast<Lanes*>(c + r * ldc) = acc[r];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < kVecs; ++v) *reinterpret_cast<Vec*>(c + r * ldc + v * kWidth) = acc[r][v];
 }
 
-template <int R, bool kAccumulate>
+template <int kWidth, int R, bool kAccumulate>
 inline void gemm_rows(std::int64_t N, std::int64_t K, const float* a, std::int64_t lda, const float* b,
                       std::int64_t ldb, float* c, std::int64_t ldc) {
-  for (std::int64_t col = 0; col < N; col += kLanes) gemm_tile<R, kAccumulate>(K, a, lda, b + col, ldb, c + col, ldc);
+  for (std::int64_t col = 0; col < N; col += kLanes)
+    gemm_tile<kWidth, R, kAccumulate>(K, a, lda, b + col, ldb, c + col, ldc);
 }
 
+// Rows per register tile: 6 x 16 accumulators fill most of the 32 AVX-512 or 16 AVX2 registers;
+// SSE's 16 registers hold 2 x 16.
+constexpr int tile_rows(int width) { return width == 4 ? 2 : 6; }
+
 // C[M x N] (+)= A[M x K] * B[K x N], row-major; N is a multiple of kLanes (callers pad with zeros).
-// Every output element sums over k in order, so results do not depend on the tiling.
-template <bool kAccumulate>
+// Every output element sums over k in order, so results do not depend on the tiling or the width.
+template <int kWidth, bool kAccumulate>
 inline void gemm(std::int64_t M, std::int64_t N, std::int64_t K, const float* a, std::int64_t lda,
                  const float* b, std::int64_t ldb, float* c, std::int64_t ldc) {
+  constexpr int kTileRows = tile_rows(kWidth);
   std::int64_t r = 0;
   for (; r + kTileRows <= M; r += kTileRows)
-    gemm_rows<kTileRows, kAccumulate>(N, K, a + r * lda, lda, b, ldb, c + r * ldc, ldc);
+    gemm_rows<kWidth, kTileRows, kAccumulate>(N, K, a + r * lda, lda, b, ldb, c + r * ldc, ldc);
   const float* ar = a + r * lda;
   float* cr = c + r * ldc;
   switch (M - r) {
-    case 5: gemm_rows<5, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
-    case 4: gemm_rows<4, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
-    case 3: gemm_rows<3, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
-    case 2: gemm_rows<2, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
-    case 1: gemm_rows<1, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 5: gemm_rows<kWidth, 5, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 4: gemm_rows<kWidth, 4, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 3: gemm_rows<kWidth, 3, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 2: gemm_rows<kWidth, 2, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
+    case 1: gemm_rows<kWidth, 1, kAccumulate>(N, K, ar, lda, b, ldb, cr, ldc); break;
     default: break;
   }
 }
@@ -92,9 +110,9 @@ inline float exp_nonpositive(float x) {
 // What one task needs: the fp32 K^T / V of its kv head, key validity of its batch item, its key blocks.
 struct TaskView {
   std::int64_t rows = 0;  // query rows of this block
-  std::int64_t head_dim = 0, padded_dim = 0, seq_k = 0, kt_stride = 0, key_block = 0;
+  std::int64_t head_dim = 0, padded_dim = 0, seq_k = 0, key_block = 0;
   float scale = 1.0f;
-  const float* kt = nullptr;              // [head_dim, kt_stride], zero beyond seq_k
+  const float* kt = nullptr;              // [key blocks, head_dim, key_block], zero beyond seq_k
   const float* v = nullptr;               // [seq_k, padded_dim], zero beyond head_dim
   const std::uint8_t* valid = nullptr;    // [seq_k]; nullptr: every key is valid
   const std::int32_t* block_valid = nullptr;  // valid keys per key block
@@ -111,7 +129,8 @@ struct Workspace {
 };
 
 // The online softmax of one query block over its key blocks; leaves the normalized rows in w.o.
-DATTN_SIMD_CLONES void attend_query_block(const TaskView& t, Workspace& w) {
+template <int kWidth>
+inline void attend_query_block(const TaskView& t, Workspace& w) {
   const std::int64_t rows = t.rows, dp = t.padded_dim, kb = t.key_block;
   std::fill(w.o.begin(), w.o.begin() + rows * dp, 0.0f);
   std::fill(w.m.begin(), w.m.begin() + rows, kNegInf);
@@ -122,7 +141,7 @@ DATTN_SIMD_CLONES void attend_query_block(const TaskView& t, Workspace& w) {
     const std::int64_t n = std::min(kb, t.seq_k - k0);
     if (n <= 0 || t.block_valid[t.blocks[bi]] == 0) continue;  // padding-only blocks contribute nothing
     const bool all_valid = t.valid == nullptr || t.block_valid[t.blocks[bi]] == n;
-    gemm<false>(rows, round_up(n, kLanes), t.head_dim, w.q.data(), dp, t.kt + k0, t.kt_stride, s, kb);
+    gemm<kWidth, false>(rows, round_up(n, kLanes), t.head_dim, w.q.data(), dp, t.kt + k0 * t.head_dim, kb, s, kb);
     for (std::int64_t r = 0; r < rows; ++r) {
       float* sr = s + r * kb;
       float block_max = kNegInf;
@@ -130,13 +149,13 @@ DATTN_SIMD_CLONES void attend_query_block(const TaskView& t, Workspace& w) {
 #pragma omp simd reduction(max : block_max)
         for (std::int64_t c = 0; c < n; ++c) {
           sr[c] *= t.scale;
-          block_max = std::max(block_max, sr[c]);
+          block_max = sr[c] > block_max ? sr[c] : block_max;  // std::max defeats the vectorizer
         }
       } else {
         const std::uint8_t* valid = t.valid + k0;
         for (std::int64_t c = 0; c < n; ++c) {
           sr[c] = valid[c] ? sr[c] * t.scale : kNegInf;
-          block_max = std::max(block_max, sr[c]);
+          block_max = sr[c] > block_max ? sr[c] : block_max;
         }
       }
       const float m_new = std::max(w.m[r], block_max);
@@ -159,7 +178,7 @@ DATTN_SIMD_CLONES void attend_query_block(const TaskView& t, Workspace& w) {
         for (std::int64_t d = 0; d < dp; ++d) o[d] *= alpha;
       }
     }
-    gemm<true>(rows, dp, n, s, kb, t.v + k0 * dp, dp, w.o.data(), dp);
+    gemm<kWidth, true>(rows, dp, n, s, kb, t.v + k0 * dp, dp, w.o.data(), dp);
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     float* o = w.o.data() + r * dp;
@@ -170,6 +189,32 @@ DATTN_SIMD_CLONES void attend_query_block(const TaskView& t, Workspace& w) {
       std::fill(o, o + t.head_dim, 0.0f);  // no valid key: zeros, never NaN
     }
   }
+}
+
+#ifdef DATTN_X86_DISPATCH
+__attribute__((target("arch=x86-64-v4"), flatten)) void attend_avx512(const TaskView& t, Workspace& w) {
+  attend_query_block<16>(t, w);
+}
+__attribute__((target("arch=x86-64-v3"), flatten)) void attend_avx2(const TaskView& t, Workspace& w) {
+  attend_query_block<8>(t, w);
+}
+__attribute__((flatten)) void attend_baseline(const TaskView& t, Workspace& w) { attend_query_block<4>(t, w); }
+
+using AttendFn = void (*)(const TaskView&, Workspace&);
+AttendFn pick_attend() {
+  if (__builtin_cpu_supports("x86-64-v4")) return attend_avx512;
+  if (__builtin_cpu_supports("x86-64-v3")) return attend_avx2;
+  return attend_baseline;
+}
+#endif
+
+void attend_query_block_simd(const TaskView& t, Workspace& w) {
+#ifdef DATTN_X86_DISPATCH
+  static const AttendFn attend = pick_attend();
+  attend(t, w);
+#else
+  attend_query_block<8>(t, w);
+#endif
 }
 
 // Key padding resolved once per call: validity per key and the valid count per key block.
@@ -193,43 +238,70 @@ KeyPadding resolve_key_padding(const AttentionProblem& p, std::int64_t key_block
   return pad;
 }
 
-// fp32 K^T [B, Hkv, D, kt_stride] and V [B, Hkv, Sk, padded_dim] with zero padding.
-struct KeyValueF32 {
-  std::int64_t kt_stride = 0, padded_dim = 0;
-  std::vector<float> kt, v;
+// A buffer kept by the calling thread between calls: diffusion repeats the same shapes every step, and
+// fresh pages for every call cost a quarter of the run time in page faults (measured, S=1024 D=128).
+// The price: the thread keeps the largest K/V copy it has made (2 x B*Hkv*Sk*D floats).
+class ScratchBuffer {
+ public:
+  float* get(std::size_t n) {
+    if (n > size_) {
+      data_.reset(new float[n]);  // uninitialised: every user writes all it reads
+      size_ = n;
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<float[]> data_;
+  std::size_t size_ = 0;
 };
 
-// V rows of invalid keys stay 0: a padding key's weight is 0, and 0 * garbage (NaN) must not reach out.
-KeyValueF32 convert_key_values(const AttentionProblem& p, const KeyPadding& pad, std::int64_t padded_dim) {
+// fp32 K^T in key-block tiles [B, Hkv, key blocks, D, key_block] (a tile's rows are contiguous, which
+// avoids the cache-set aliasing of long power-of-two strides) and V [B, Hkv, Sk, padded_dim]. The
+// conversion writes every element, padding included.
+struct KeyValueF32 {
+  float* kt = nullptr;
+  float* v = nullptr;
+};
+
+// V rows of invalid keys are 0: a padding key's weight is 0, and 0 * garbage (NaN) must not reach out.
+KeyValueF32 convert_key_values(const AttentionProblem& p, const KeyPadding& pad, std::int64_t key_block,
+                               std::int64_t padded_dim) {
   const AttentionShape& sh = p.shape;
-  const std::int64_t D = sh.head_dim, Sk = sh.seq_k, H = sh.heads_kv;
+  const std::int64_t D = sh.head_dim, Sk = sh.seq_k, H = sh.heads_kv, kb = key_block;
+  const std::int64_t nkb = block_count(Sk, kb);
   const std::size_t esize = dtype_size(sh.dtype);
+  thread_local ScratchBuffer kt_scratch, v_scratch;
   KeyValueF32 kv;
-  kv.padded_dim = padded_dim;
-  kv.kt_stride = round_up(Sk, kLanes);
-  kv.kt.assign(sh.batch * H * D * kv.kt_stride, 0.0f);
-  kv.v.assign(sh.batch * H * Sk * padded_dim, 0.0f);
+  kv.kt = kt_scratch.get(sh.batch * H * nkb * D * kb);
+  kv.v = v_scratch.get(sh.batch * H * Sk * padded_dim);
   const auto* k_bytes = static_cast<const std::uint8_t*>(p.k);
   const auto* v_bytes = static_cast<const std::uint8_t*>(p.v);
 #pragma omp parallel
   {
-    std::vector<float> rows(kLanes * D);
-#pragma omp for collapse(2) schedule(static)
+    std::vector<float> rows(kb * D);
+#pragma omp for collapse(3) schedule(static)
     for (std::int64_t b = 0; b < sh.batch; ++b) {
       for (std::int64_t h = 0; h < H; ++h) {
-        float* kt = kv.kt.data() + (b * H + h) * D * kv.kt_stride;
-        float* v = kv.v.data() + (b * H + h) * Sk * padded_dim;
-        for (std::int64_t j0 = 0; j0 < Sk; j0 += kLanes) {
-          // Convert 16 keys, then write them transposed: 16 contiguous floats per channel.
-          const std::int64_t n = std::min(kLanes, Sk - j0);
+        for (std::int64_t blk = 0; blk < nkb; ++blk) {
+          const std::int64_t j0 = blk * kb, n = std::min(kb, Sk - j0);
+          float* kt = kv.kt + ((b * H + h) * nkb + blk) * D * kb;
+          float* v = kv.v + ((b * H + h) * Sk + j0) * padded_dim;
           for (std::int64_t j = 0; j < n; ++j) {
             const std::size_t offset = static_cast<std::size_t>(((b * Sk + j0 + j) * H + h) * D) * esize;
             to_f32(k_bytes + offset, sh.dtype, rows.data() + j * D, D);
-            if (pad.valid.empty() || pad.valid[b * Sk + j0 + j])
-              to_f32(v_bytes + offset, sh.dtype, v + (j0 + j) * padded_dim, D);
+            float* vj = v + j * padded_dim;
+            if (pad.valid.empty() || pad.valid[b * Sk + j0 + j]) {
+              to_f32(v_bytes + offset, sh.dtype, vj, D);
+              std::fill(vj + D, vj + padded_dim, 0.0f);
+            } else {
+              std::fill(vj, vj + padded_dim, 0.0f);
+            }
           }
-          for (std::int64_t d = 0; d < D; ++d)
-            for (std::int64_t j = 0; j < n; ++j) kt[d * kv.kt_stride + j0 + j] = rows[j * D + d];
+          for (std::int64_t d = 0; d < D; ++d) {
+            for (std::int64_t j = 0; j < n; ++j) kt[d * kb + j] = rows[j * D + d];
+            std::fill(kt + d * kb + n, kt + (d + 1) * kb, 0.0f);  // keys past Sk score 0, then are skipped
+          }
         }
       }
     }
@@ -259,7 +331,7 @@ void flash_attention_cpu(const AttentionProblem& p, const FlashTiling& tiling) {
 
   const std::int64_t dp = round_up(D, kLanes);
   const KeyPadding pad = resolve_key_padding(p, kb);
-  const KeyValueF32 kv = convert_key_values(p, pad, dp);
+  const KeyValueF32 kv = convert_key_values(p, pad, kb, dp);
   KeyBlockList every_block(nkb);
   for (std::int64_t j = 0; j < nkb; ++j) every_block[j] = static_cast<std::int32_t>(j);
 
@@ -280,11 +352,10 @@ void flash_attention_cpu(const AttentionProblem& p, const FlashTiling& tiling) {
       t.head_dim = D;
       t.padded_dim = dp;
       t.seq_k = Sk;
-      t.kt_stride = kv.kt_stride;
       t.key_block = kb;
       t.scale = scale;
-      t.kt = kv.kt.data() + (b * sh.heads_kv + hkv) * D * kv.kt_stride;
-      t.v = kv.v.data() + (b * sh.heads_kv + hkv) * Sk * dp;
+      t.kt = kv.kt + (b * sh.heads_kv + hkv) * nkb * D * kb;
+      t.v = kv.v + (b * sh.heads_kv + hkv) * Sk * dp;
       t.valid = pad.valid.empty() ? nullptr : pad.valid.data() + b * Sk;
       t.block_valid = pad.block_valid.data() + b * nkb;
       t.blocks = blocks.data();
@@ -293,7 +364,7 @@ void flash_attention_cpu(const AttentionProblem& p, const FlashTiling& tiling) {
         const std::size_t offset = static_cast<std::size_t>(((b * Sq + i0 + r) * Hq + h) * D) * esize;
         to_f32(q_bytes + offset, sh.dtype, w.q.data() + r * dp, D);
       }
-      attend_query_block(t, w);
+      attend_query_block_simd(t, w);
       for (std::int64_t r = 0; r < t.rows; ++r) {
         const std::size_t offset = static_cast<std::size_t>(((b * Sq + i0 + r) * Hq + h) * D) * esize;
         from_f32(w.o.data() + r * dp, sh.dtype, out_bytes + offset, D);

@@ -13,6 +13,7 @@ namespace dattn::sage {
 struct PreparedKV {
   KeyValid valid;                 // per key, or empty when every key is valid
   Int8Blocks k;                   // smoothed K, one scale per kKBlock keys
+  std::vector<std::int16_t> k_wide;  // k.data widened, for a faster int dot product on the CPU
   Fp8Channels v;                  // V in e4m3, one scale per channel
   std::vector<float> v_decoded;   // e4m3_to_f32 of v.data, [n, d]: what P.V multiplies
 };
