@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/config_error.h"
 #include "dattn/attention/config.h"
 #include "dattn/core/error.h"
 
@@ -15,19 +16,6 @@ namespace {
 using nlohmann::json;
 using Args = std::vector<std::string>;
 
-template <class F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected ConfigError, nothing was thrown";
-  return {};
-}
 
 // A command line's config, as a command would read it; every attention flag must be consumed.
 AttentionConfig config_of(Args args) {

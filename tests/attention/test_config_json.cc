@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/config_error.h"
 #include "dattn/attention/config.h"
 #include "dattn/core/error.h"
 
@@ -11,20 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-// The message of the ConfigError `f` throws; a test failure when it throws nothing or something else.
-template <class F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected ConfigError, nothing was thrown";
-  return {};
-}
 
 std::string from_json_error(const std::string& text) {
   return config_error([&] { AttentionConfig::from_json(json::parse(text)); });

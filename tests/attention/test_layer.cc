@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/config_error.h"
 #include "dattn/attention/layer.h"
 #include "dattn/attention/reference.h"
 #include "dattn/core/error.h"
@@ -15,19 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-template <class F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected ConfigError, nothing was thrown";
-  return {};
-}
 
 AttentionShape shape_of(DType dtype, std::int64_t head_dim, std::int64_t seq = 64) {
   AttentionShape s;

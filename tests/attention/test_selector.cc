@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/config_error.h"
 #include "dattn/attention/registry.h"
 #include "dattn/attention/selector.h"
 #include "dattn/core/error.h"
@@ -15,19 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-template <class F>
-std::string config_error(F&& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected ConfigError, got another exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected ConfigError, nothing was thrown";
-  return {};
-}
 
 AttentionShape cpu_shape(DType dtype = DType::F32, std::int64_t head_dim = 64) {
   AttentionShape s;

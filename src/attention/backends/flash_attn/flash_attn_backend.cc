@@ -4,17 +4,12 @@
 
 #include "attention/backends/backends.h"
 #include "attention/backends/cuda_status.h"
+#include "attention/backends/surface_checks.h"
 #include "attention/backends/flash_attn/cpu_flash.h"
 #include "dattn/core/error.h"
 
 namespace dattn {
 namespace {
-
-std::string dtype_set(const std::vector<DType>& dtypes) {
-  std::string text = "{";
-  for (std::size_t i = 0; i < dtypes.size(); ++i) text += (i ? ", " : "") + std::string(dtype_name(dtypes[i]));
-  return text + "}";
-}
 
 class FlashAttnBackend final : public AttentionBackend {
  public:
@@ -27,11 +22,9 @@ class FlashAttnBackend final : public AttentionBackend {
   // The surface of the device decides; CUDA then answers that its kernel is missing, so a problem
   // outside the CUDA surface is refused for that reason first.
   Support supports(const AttentionShape& shape, Device device) const override {
-    const SupportSurface s = surface(device);
-    if (std::find(s.dtypes.begin(), s.dtypes.end(), shape.dtype) == s.dtypes.end())
-      return Support::no("dtype " + std::string(dtype_name(shape.dtype)) + " not in " + dtype_set(s.dtypes));
+    if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim <= 0) return Support::no("head_dim " + std::to_string(shape.head_dim) + " is not positive");
-    if (shape.mask == MaskKind::General) return Support::no("general masks are supported only by TORCH_SDPA");
+    if (auto no = refuse_general_mask(shape)) return *no;
     if (device == Device::CUDA) return cuda_kernel_missing(name());
     return Support::yes();
   }

@@ -4,6 +4,7 @@
 
 #include "attention/backends/backends.h"
 #include "attention/backends/cuda_status.h"
+#include "attention/backends/surface_checks.h"
 #include "attention/backends/sage_attn/cpu_sage.h"
 #include "dattn/core/error.h"
 
@@ -21,11 +22,10 @@ class SageAttnBackend final : public AttentionBackend {
   // CPU and CUDA share one surface, so a problem is accepted or refused for the same reason on both;
   // CUDA then answers that its kernel is missing.
   Support supports(const AttentionShape& shape, Device device) const override {
-    if (shape.dtype != DType::BF16 && shape.dtype != DType::F16)
-      return Support::no("dtype " + std::string(dtype_name(shape.dtype)) + " not in {bf16, fp16}");
+    if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim != 64 && shape.head_dim != 128)
       return Support::no("head_dim " + std::to_string(shape.head_dim) + " not in {64, 128}");
-    if (shape.mask == MaskKind::General) return Support::no("general masks are supported only by TORCH_SDPA");
+    if (auto no = refuse_general_mask(shape)) return *no;
     if (device == Device::CUDA) return cuda_kernel_missing(name());
     return Support::yes();
   }

@@ -7,29 +7,12 @@
 #include <limits>
 #include <string>
 
+#include "attention/backends/f32_view.h"
 #include "dattn/core/error.h"
 
 namespace dattn::sparse {
 namespace {
 
-// A tensor as fp32: the caller's buffer when it already is fp32, else an exact converted copy.
-class F32View {
- public:
-  F32View(const void* data, DType dtype, std::size_t n) {
-    if (dtype == DType::F32) {
-      data_ = static_cast<const float*>(data);
-    } else {
-      copy_.resize(n);
-      to_f32(data, dtype, copy_.data(), n);
-      data_ = copy_.data();
-    }
-  }
-  const float* data() const { return data_; }
-
- private:
-  std::vector<float> copy_;
-  const float* data_ = nullptr;
-};
 
 // NaN scores order last, so the sort below always sees a strict weak order.
 float sort_key(float s) { return std::isnan(s) ? -std::numeric_limits<float>::infinity() : s; }

@@ -7,6 +7,7 @@
 
 #include "attention/backends/backends.h"
 #include "attention/backends/cuda_status.h"
+#include "attention/backends/surface_checks.h"
 #include "attention/backends/flash_attn/cpu_flash.h"
 #include "attention/backends/sparse_block/block_mask.h"
 #include "dattn/core/error.h"
@@ -49,15 +50,9 @@ class SparseBlockBackend final : public AttentionBackend {
   bool lossy() const override { return true; }
 
   Support supports(const AttentionShape& shape, Device device) const override {
-    const SupportSurface s = surface(device);
-    if (std::find(s.dtypes.begin(), s.dtypes.end(), shape.dtype) == s.dtypes.end()) {
-      std::string set;
-      for (DType t : s.dtypes) set += (set.empty() ? "" : ", ") + std::string(dtype_name(t));
-      return Support::no("dtype " + std::string(dtype_name(shape.dtype)) + " not in {" + set + "} on " +
-                         std::string(device_name(device)));
-    }
+    if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim <= 0) return Support::no("head_dim " + std::to_string(shape.head_dim) + " is not positive");
-    if (shape.mask == MaskKind::General) return Support::no("general masks are supported only by TORCH_SDPA");
+    if (auto no = refuse_general_mask(shape)) return *no;
     if (device == Device::CUDA) return cuda_kernel_missing(name());
     return Support::yes();
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/backends/f32_view.h"
 #include "dattn/core/error.h"
 
 namespace dattn::sdpa {
@@ -15,24 +16,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// A tensor as fp32: the caller's buffer when it already is fp32, else an exact converted copy.
-class F32View {
- public:
-  F32View(const void* data, DType dtype, std::size_t n) {
-    if (dtype == DType::F32) {
-      data_ = static_cast<const float*>(data);
-    } else {
-      copy_.resize(n);
-      to_f32(data, dtype, copy_.data(), n);
-      data_ = copy_.data();
-    }
-  }
-  const float* data() const { return data_; }
-
- private:
-  std::vector<float> copy_;
-  const float* data_ = nullptr;
-};
 
 }  // namespace
 

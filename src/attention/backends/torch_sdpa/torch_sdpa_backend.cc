@@ -4,6 +4,7 @@
 
 #include "attention/backends/backends.h"
 #include "attention/backends/cuda_status.h"
+#include "attention/backends/surface_checks.h"
 #include "attention/backends/torch_sdpa/cpu_sdpa.h"
 #include "dattn/core/error.h"
 
@@ -19,9 +20,7 @@ class TorchSdpaBackend final : public AttentionBackend {
   bool lossy() const override { return false; }
 
   Support supports(const AttentionShape& shape, Device device) const override {
-    if (shape.dtype != DType::F32 && shape.dtype != DType::BF16 && shape.dtype != DType::F16 &&
-        shape.dtype != DType::F64)
-      return Support::no("dtype " + std::string(dtype_name(shape.dtype)) + " not in {fp32, bf16, fp16, fp64}");
+    if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim <= 0) return Support::no("head_dim " + std::to_string(shape.head_dim) + " is not positive");
     if (device == Device::CUDA) return cuda_kernel_missing(name());
     return Support::yes();
