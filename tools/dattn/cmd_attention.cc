@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dattn/attention/layer.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/attention/reference.h"
 #include "dattn/attention/registry.h"
@@ -108,14 +109,17 @@ std::vector<std::uint8_t> as_dtype(const std::vector<float>& x, DType t) {
 }
 
 // auto: bf16 when the backend takes it (the dtype models run in), else fp32.
-DType dtype_for(const std::string& opt, const AttentionBackend& b, AttentionShape shape, Device device) {
+DType dtype_for(const std::string& opt, const AttentionBackend& b, const AttentionShape& shape, Device device) {
   if (opt != "auto") {
     auto t = parse_dtype(opt);
     if (!t) throw UserError("--dtype '" + opt + "': expected auto, fp32, bf16 or fp16");
     return *t;
   }
-  shape.dtype = DType::BF16;
-  return b.supports(shape, device).ok ? DType::BF16 : DType::F32;
+  // Decided by the surface, not the full predicate, so that a refusal names the real reason (a head
+  // dim, say) rather than a dtype we picked.
+  const auto dtypes = b.surface(device).dtypes;
+  if (std::find(dtypes.begin(), dtypes.end(), DType::BF16) != dtypes.end()) return DType::BF16;
+  return dtypes.empty() ? shape.dtype : dtypes.front();
 }
 
 struct Row {
@@ -168,9 +172,15 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
   std::vector<const AttentionBackend*> backends;
   std::vector<nlohmann::json> extras;
   if (o.backends.empty()) {
-    const Resolution r = resolve_attention(settings, o.role, known_role_category(o.role), shape, device);
-    backends.push_back(&backend_by_name(r.backend));
-    extras.push_back(r.extra);
+    // Built as a model layer is: resolution logged once, an explicit backend that cannot run the
+    // problem refused here with the layer error.
+    const auto category = known_role_category(o.role);
+    const Resolution r = resolve_attention(settings, o.role, category, shape, device);
+    AttentionShape layer_shape = shape;
+    layer_shape.dtype = dtype_for(o.dtype, backend_by_name(r.backend), shape, device);
+    const AttentionLayer layer("dattn attention", o.role, category, settings, layer_shape, device);
+    backends.push_back(&layer.backend());
+    extras.push_back(layer.resolution().extra);
   } else {
     backends = chosen_backends(o.backends);
     for (const AttentionBackend* b : backends) extras.push_back(configured_extra(settings, o.role, *b));
