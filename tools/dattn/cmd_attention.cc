@@ -234,6 +234,7 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
                 r.gflops, r.err.rel_l2, r.err.max_abs, r.err.cosine,
                 r.err.nonfinite ? ("NON-FINITE x" + std::to_string(r.err.nonfinite)).c_str() : "ok");
   }
+  std::printf("GFLOP/s counts the dense problem, 4*B*H*Sq*Sk*D, for every backend (padded and sparse too)\n");
   for (const Row& r : rows)
     if (r.status == "ok" && r.err.nonfinite) return 1;
   return 0;
