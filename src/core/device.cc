@@ -21,10 +21,12 @@ std::optional<Device> parse_device(std::string_view name) {
 #ifdef DATTN_WITH_CUDA
 bool built_with_cuda() { return true; }
 int cuda_device_count() { return cuda::device_count(); }
+int cuda_compute_capability() { return cuda::compute_capability(); }
 std::string cuda_device_summary() { return cuda::device_summary(); }
 #else
 bool built_with_cuda() { return false; }
 int cuda_device_count() { return 0; }
+int cuda_compute_capability() { return 0; }
 std::string cuda_device_summary() { return "none (dattn was built without CUDA)"; }
 #endif
 

@@ -58,6 +58,10 @@ struct AttentionProblem {
 
   std::optional<GeneralMask> mask;
 
+  // On Device::CUDA every data pointer above (q, k, v, out, key_mask, mask data) is device memory and
+  // `stream` is the cudaStream_t to run on (nullptr: the default stream); key_lengths stays on the host.
+  void* stream = nullptr;
+
   float softmax_scale() const;
   bool has_key_padding() const { return !key_lengths.empty() || key_mask != nullptr; }
   // Whether key j of batch item b takes part under key padding (general masks are not included).

@@ -15,6 +15,8 @@ std::optional<Device> parse_device(std::string_view name);
 bool built_with_cuda();
 // Number of CUDA devices visible at run time (0 without CUDA, a driver or a GPU).
 int cuda_device_count();
+// Compute capability of device 0 as major*10+minor (90 on Hopper); 0 without a device.
+int cuda_compute_capability();
 // "NVIDIA H200 (sm_90)" for device 0, or why there is none.
 std::string cuda_device_summary();
 

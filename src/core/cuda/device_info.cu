@@ -16,6 +16,17 @@ int device_count() {
   return n;
 }
 
+int compute_capability() {
+  if (device_count() == 0) return 0;
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return major * 10 + minor;
+}
+
 std::string device_summary() {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
