@@ -20,6 +20,7 @@
 #include "dattn/attention/registry.h"
 #include "dattn/io/safetensors.h"
 #include "support/attention_cases.h"
+#include "support/golden_dir.h"
 
 namespace dattn {
 namespace {
@@ -281,7 +282,7 @@ TEST(BackendMatrixSage, LargePerChannelKeyOffsetIsSmoothedAway) {
 }
 
 // ---- golden cases from diffusers -------------------------------------------------------------------
-std::string golden_path(const char* rel) { return std::string(DATTN_GOLDEN_DIR) + "/" + rel; }
+std::string golden_path(const char* rel) { return dattn::testing::golden_dir() + "/" + rel; }
 
 // Against diffusers' output, the rounding of the golden float64 inputs to the dtype adds to the
 // backend's own error (our float64 reference sees the rounded inputs, diffusers did not): q, k and v

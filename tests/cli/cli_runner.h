@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -22,6 +23,12 @@ inline std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// $DATTN_BINARY when set (binaries built on one machine and run on another), else build/dattn.
+inline std::string dattn_binary() {
+  if (const char* path = std::getenv("DATTN_BINARY"); path && *path) return path;
+  return DATTN_BINARY;
+}
+
 // `args` is a shell fragment of already-quoted words; `env` is prefixed as VAR=value assignments.
 inline CliResult run_dattn(const std::string& args, const std::string& env = "") {
   // ctest runs test cases as parallel processes: the pid keeps their capture files apart.
@@ -29,7 +36,7 @@ inline CliResult run_dattn(const std::string& args, const std::string& env = "")
   const std::string err_path = ::testing::TempDir() + "dattn_cli_err_" + std::to_string(getpid()) + "_" +
                                std::to_string(++counter) + ".txt";
   // env -u keeps the developer's own DIFFUSION_ATTENTION_BACKEND out of the tests.
-  const std::string cmd = "env -u DIFFUSION_ATTENTION_BACKEND " + env + " " + shell_quote(DATTN_BINARY) + " " +
+  const std::string cmd = "env -u DIFFUSION_ATTENTION_BACKEND " + env + " " + shell_quote(dattn_binary()) + " " +
                           args + " 2>" + shell_quote(err_path);
   CliResult r;
   FILE* p = popen(cmd.c_str(), "r");

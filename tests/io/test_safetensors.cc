@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 
+#include "support/golden_dir.h"
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/io/safetensors_writer.h"
@@ -134,7 +135,7 @@ TEST_F(SafetensorsTest, ReadF64ConvertsEveryDtype) {
 }
 
 TEST(SafetensorsGolden, WanTransformerCase) {
-  SafetensorsFile f(DATTN_GOLDEN_DIR "/wan_tiny/cases/transformer_t2v_scalar_t.safetensors");
+  SafetensorsFile f(dattn::testing::golden_dir() + "/wan_tiny/cases/transformer_t2v_scalar_t.safetensors");
   const TensorInfo& q = f.info("blocks.0.attn_self.q");
   EXPECT_EQ(q.dtype, "F64");
   EXPECT_EQ(q.shape, (std::vector<std::int64_t>{1, 72, 2, 64}));
@@ -147,7 +148,7 @@ TEST(SafetensorsGolden, WanTransformerCase) {
 }
 
 TEST(SafetensorsGolden, Hv15MaskedCase) {
-  SafetensorsFile f(DATTN_GOLDEN_DIR "/hv15_tiny/cases/transformer_t2v_masked.safetensors");
+  SafetensorsFile f(dattn::testing::golden_dir() + "/hv15_tiny/cases/transformer_t2v_masked.safetensors");
   EXPECT_EQ(f.info("input.encoder_attention_mask").dtype, "I64");
   EXPECT_EQ(f.read_f64("input.encoder_attention_mask"),
             (std::vector<double>{1, 1, 1, 1, 1, 1, 1, 0, 0, 0}));  // 7 of 10 valid
