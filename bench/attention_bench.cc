@@ -242,7 +242,7 @@ class Bench {
     fill_normal(buf_->hq, nq, s.dtype, o_.seed * 3 + 0);
     fill_normal(buf_->hk, nk, s.dtype, o_.seed * 3 + 1);
     fill_normal(buf_->hv, nk, s.dtype, o_.seed * 3 + 2);
-    buf_->hout.assign(nq * es, 0xFF);  // NaN poison
+    if (device_ == Device::CPU) buf_->hout.assign(nq * es, 0xFF);  // NaN poison
     if (device_ == Device::CUDA) {
       const std::size_t set_bytes = (2 * nq + 2 * nk) * es;
       buf_->sets = int(std::min<std::size_t>(64, (kColdBytes + set_bytes - 1) / set_bytes));
@@ -269,7 +269,7 @@ class Bench {
     const std::size_t bytes = std::size_t(s.batch * s.seq_q * s.heads_q * s.head_dim) * dtype_size(s.dtype);
     if (device_ == Device::CUDA) bf.dout[0].fill(0xFF);
     else std::fill(bf.hout.begin(), bf.hout.end(), 0xFF);
-    run_attention(b, p, nlohmann::json::object(), device_);
+    run_attention(b, p, extra_with_defaults(b, nlohmann::json::object()), device_);
     if (device_ == Device::CPU) return bf.hout;
     check_device(std::string(b.name()).c_str());
     std::vector<std::uint8_t> out(bytes);
@@ -286,7 +286,8 @@ class Bench {
       r.ref = "f64";
       if (!ref64_) {
         AttentionProblem p = buffers(s).problem(s, 0, Device::CPU);
-        p.q = buf_->hq.data(), p.k = buf_->hk.data(), p.v = buf_->hv.data(), p.out = buf_->hout.data();
+        std::uint8_t unused_out[8];  // the reference writes only out64
+        p.out = unused_out;
         ref64_.emplace();
         attention_reference_f64(p, *ref64_);
       }
@@ -294,12 +295,18 @@ class Bench {
     }
     const AttentionBackend& ref_b = backend_by_name("TORCH_SDPA");
     r.ref = "TORCH_SDPA";
-    if (&b == &ref_b) return r.ref = "self (is the reference)", std::nullopt;
+    if (&b == &ref_b) {
+      r.ref = "self (is the reference)";
+      return std::nullopt;
+    }
     if (!ref_out_ && ref_note_.empty()) {
       if (Support sp = ref_b.supports(s, device_); !sp.ok) ref_note_ = "none: TORCH_SDPA " + sp.reason;
       else ref_out_ = output_once(ref_b, s);
     }
-    if (!ref_out_) return r.ref = ref_note_, std::nullopt;
+    if (!ref_out_) {
+      r.ref = ref_note_;
+      return std::nullopt;
+    }
     return compare_out(got, s.dtype, nullptr, &*ref_out_, n);
   }
 
@@ -308,7 +315,10 @@ class Bench {
     r.shape = a.name, r.backend = std::string(b.name());
     r.dims = dims_of(a, dtype_for(b));
     r.dtype = std::string(dtype_name(r.dims.dtype));
-    if (Support sp = b.supports(r.dims, device_); !sp.ok) return r.status = "unsupported: " + sp.reason, r;
+    if (Support sp = b.supports(r.dims, device_); !sp.ok) {
+      r.status = "unsupported: " + sp.reason;
+      return r;
+    }
     try {
       Buffers& bf = buffers(r.dims);
       r.sets = bf.sets;
@@ -347,7 +357,7 @@ class Bench {
   }
 
   void header() const {
-    std::printf("%-15s %-27s %-11s %-5s %10s %9s", "shape", "B,H,Sq,Sk,D", "backend", "dtype", "median_ms", "TFLOP/s");
+    std::printf("%-15s %-27s %-12s %-5s %10s %9s", "shape", "B,H,Sq,Sk,D", "backend", "dtype", "median_ms", "TFLOP/s");
     if (o_.check) std::printf(" %10s %9s  %-10s", "rel_l2", "cosine", "ref");
     std::printf("  status\n");
   }
@@ -358,8 +368,8 @@ class Bench {
     std::snprintf(dims, sizeof dims, "%lld,%lld,%lld,%lld,%lld", (long long)d.batch, (long long)d.heads_q,
                   (long long)d.seq_q, (long long)d.seq_k, (long long)d.head_dim);
     const bool ok = r.status == "ok";
-    std::printf("%-15s %-27s %-11s %-5s %10s %9s", r.shape.c_str(), dims, r.backend.c_str(), r.dtype.c_str(),
-                ok ? fmt(r.median_ms, "%.3f").c_str() : "-", ok ? fmt(r.tflops, "%.1f").c_str() : "-");
+    std::printf("%-15s %-27s %-12s %-5s %10s %9s", r.shape.c_str(), dims, r.backend.c_str(), r.dtype.c_str(),
+                ok ? fmt(r.median_ms, "%.3f").c_str() : "-", ok ? fmt(r.tflops, r.tflops >= 10 ? "%.1f" : "%.3g").c_str() : "-");
     if (o_.check)
       std::printf(" %10s %9s  %-10s", r.err ? fmt(r.err->rel_l2(), "%.2e").c_str() : "-",
                   r.err ? fmt(r.err->cosine(), "%.6f").c_str() : "-", ok ? r.ref.c_str() : "-");

@@ -37,6 +37,7 @@ struct AttentionOptions {
   unsigned seed = 0;
   bool json = false;
   bool no_check = false;
+  std::string inputs = "gaussian";
 };
 
 AttentionShape parse_shape(const AttentionOptions& o) {
@@ -91,17 +92,36 @@ struct Inputs {
   std::vector<float> q, k, v;  // values exactly representable in bf16, so every dtype carries the same numbers
 };
 
-Inputs random_inputs(const AttentionShape& s, unsigned seed) {
+// gaussian: every element N(0, 1). local: q and k of token i share a smooth function of the token's
+// position plus noise, so each query attends mostly to nearby keys, as in video attention; this is the
+// structure SPARSE_BLOCK relies on. v is N(0, 1) in both. Values are rounded to bf16.
+Inputs make_inputs(const AttentionShape& s, const std::string& kind, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> n(0.0f, 1.0f);
-  auto fill = [&](std::vector<float>& x, std::int64_t count) {
-    x.resize(count);
-    for (float& e : x) e = bf16_to_f32(f32_to_bf16(n(rng)));
+  const auto round_bf16 = [](float x) { return bf16_to_f32(f32_to_bf16(x)); };
+  // Random Fourier features of the position: a few cycles over the sequence per channel.
+  std::uniform_real_distribution<float> freq(0.0f, 40.0f), phase(0.0f, 6.2831853f);
+  std::vector<float> w(s.head_dim), ph(s.head_dim);
+  for (std::int64_t d = 0; d < s.head_dim; ++d) w[d] = freq(rng), ph[d] = phase(rng);
+  const float amp = 2.0f;  // q.k / sqrt(D) spans several units between near and far tokens
+  auto fill = [&](std::vector<float>& x, std::int64_t seq, std::int64_t heads, bool positional) {
+    x.resize(s.batch * seq * heads * s.head_dim);
+    std::size_t idx = 0;
+    for (std::int64_t b = 0; b < s.batch; ++b)
+      for (std::int64_t t = 0; t < seq; ++t)
+        for (std::int64_t h = 0; h < heads; ++h)
+          for (std::int64_t d = 0; d < s.head_dim; ++d) {
+            float value = n(rng);
+            if (positional) value = amp * std::cos(w[d] * float(t) / float(seq) + ph[d]) + 0.5f * value;
+            x[idx++] = round_bf16(value);
+          }
   };
+  const bool local = kind == "local";
+  if (!local && kind != "gaussian") throw UserError("--inputs '" + kind + "': expected gaussian or local");
   Inputs in;
-  fill(in.q, s.batch * s.seq_q * s.heads_q * s.head_dim);
-  fill(in.k, s.batch * s.seq_k * s.heads_kv * s.head_dim);
-  fill(in.v, s.batch * s.seq_k * s.heads_kv * s.head_dim);
+  fill(in.q, s.seq_q, s.heads_q, local);
+  fill(in.k, s.seq_k, s.heads_kv, local);
+  fill(in.v, s.seq_k, s.heads_kv, false);
   return in;
 }
 
@@ -213,7 +233,7 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
     for (const AttentionBackend* b : backends) extras.push_back(configured_extra(settings, o.role, *b));
   }
   const unsigned seed = o.seed ? o.seed : std::random_device{}();
-  const Inputs in = random_inputs(shape, seed);
+  const Inputs in = make_inputs(shape, o.inputs, seed);
   // The reference sees the same numbers every backend sees (bf16-exact values stored as fp32).
   AttentionProblem ref_problem;
   ref_problem.shape = shape;
@@ -244,11 +264,12 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
     std::printf("%s\n", arr.dump().c_str());
     return 0;
   }
-  std::printf("attention B=%lld Sq=%lld Sk=%lld Hq=%lld Hkv=%lld D=%lld%s on %s, seed %u, median of %d runs, "
-              "%s\n",
+  const std::string padding = o.key_padding >= 0 ? " key-padding=" + std::to_string(o.key_padding) : "";
+  std::printf("attention B=%lld Sq=%lld Sk=%lld Hq=%lld Hkv=%lld D=%lld%s on %s, %s inputs, seed %u, median of %d "
+              "runs, %s\n",
               (long long)shape.batch, (long long)shape.seq_q, (long long)shape.seq_k, (long long)shape.heads_q,
-              (long long)shape.heads_kv, (long long)shape.head_dim,
-              o.key_padding >= 0 ? (" key-padding=" + std::to_string(o.key_padding)).c_str() : "", std::string(device_name(device)).c_str(), seed, o.repeat,
+              (long long)shape.heads_kv, (long long)shape.head_dim, padding.c_str(),
+              std::string(device_name(device)).c_str(), o.inputs.c_str(), seed, o.repeat,
               o.no_check ? "not checked (--no-check)" : "error vs float64 reference");
   std::printf("%-13s %-5s %10s %9s %10s %10s %9s  %s\n", "backend", "dtype", "time_ms", "GFLOP/s", "rel_l2",
               "max_abs", "cosine", "status");
@@ -293,6 +314,9 @@ Command add_attention_command(CLI::App& root) {
   app->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
   app->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
   app->add_flag("--json", o->json, "Print one JSON array, one object per backend");
+  app->add_option("--inputs", o->inputs,
+                  "gaussian (every element N(0,1)) or local (q/k share a smooth function of position, so "
+                  "attention is local as in video models)")->capture_default_str();
   app->add_flag("--no-check", o->no_check,
                 "Skip the float64 reference (slow for large shapes); only NaN/Inf are counted");
   document_attention_flags(*app);

@@ -1,5 +1,5 @@
 // TORCH_SDPA: the conservative fallback, plain scaled dot-product attention implemented natively
-// (the name is kept for configuration compatibility). CPU: cpu_sdpa.cc.
+// (the name is kept for configuration compatibility). CPU: cpu_sdpa.cc; CUDA: cuda/sdpa_cuda.cu.
 #include <string>
 
 #include "attention/backends/backends.h"
@@ -7,6 +7,9 @@
 #include "attention/backends/surface_checks.h"
 #include "attention/backends/torch_sdpa/cpu_sdpa.h"
 #include "dattn/core/error.h"
+#ifdef DATTN_WITH_CUDA
+#include "attention/backends/torch_sdpa/cuda/sdpa_cuda.h"
+#endif
 
 namespace dattn {
 namespace {
@@ -19,21 +22,28 @@ class TorchSdpaBackend final : public AttentionBackend {
   }
   bool lossy() const override { return false; }
 
+  // Same surface on both devices except fp64, which the GPU kernel does not take. Every mask kind,
+  // any positive head dim, GQA.
   Support supports(const AttentionShape& shape, Device device) const override {
+    if (device == Device::CUDA)
+      if (auto no = cuda_unusable()) return *no;
     if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim <= 0) return Support::no("head_dim " + std::to_string(shape.head_dim) + " is not positive");
-    if (device == Device::CUDA) return cuda_kernel_missing(name());
     return Support::yes();
   }
 
-  SupportSurface surface(Device) const override {
+  SupportSurface surface(Device device) const override {
+    if (device == Device::CUDA) return {{DType::F32, DType::BF16, DType::F16}, "any", "key padding, general (boolean, additive)"};
     return {{DType::F32, DType::BF16, DType::F16, DType::F64}, "any", "key padding, general (boolean, additive)"};
   }
 
   void run(const AttentionProblem& problem, const nlohmann::json&, Device device) const override {
-    if (device != Device::CPU)
-      throw UserError("TORCH_SDPA cannot run on cuda: " + cuda_kernel_missing(name()).reason);
-    sdpa::sdpa_attention_cpu(problem);
+    if (device == Device::CPU) return sdpa::sdpa_attention_cpu(problem);
+#ifdef DATTN_WITH_CUDA
+    sdpa::sdpa_attention_cuda(problem);
+#else
+    throw UserError("TORCH_SDPA cannot run on cuda: " + cuda_unusable()->reason);
+#endif
   }
 };
 

@@ -1,0 +1,250 @@
+// TORCH_SDPA on CUDA: one warp per query row, two passes over the keys.
+//
+// Design (clarity over speed; it is the fallback other kernels are debugged against):
+//  - Block = kWarps warps = kWarps consecutive query rows of one (b, h); grid is 1-D over
+//    (b, h, row tile), so no grid dimension limit applies to B or Hq.
+//  - A warp's lanes split the head dim: lane owns d = lane + 32 t. q lives in registers (fp32) for the
+//    first 32 * kChunks dims; any larger head dim reads the rest from global memory (L1-resident).
+//  - Pass 1 computes every score of the row (fp32 dot product, warp-wide butterfly sum) and keeps the
+//    row max. Pass 2 recomputes the same scores (bit-identical: same instructions, same inputs),
+//    e = exp(s - max), l += e, acc += e * v. Nothing is materialised, so any Sk works (80k keys cost
+//    time, not memory) and every test, small or large, runs this one code path.
+//  - Head dims beyond 32 * kChunks (only when > 256) repeat pass 2 per slab of 256 output dims.
+//  - Sums over keys are blocked (kKeyChunk keys per partial sum) so the fp32 rounding of l and acc grows
+//    with sqrt(kKeyChunk) + sqrt(Sk / kKeyChunk), not sqrt(Sk): at Sk = 20000 a plain running sum
+//    would already cost ~5e-6 relative, half the fp32 test limit.
+//  - Hidden keys (padding, boolean 0, additive -inf) and keys whose weight underflows to 0 are skipped,
+//    never multiplied by 0, so whatever V holds there (even NaN) never reaches the output; a row whose
+//    max stays -inf writes exact zeros.
+#include "attention/backends/torch_sdpa/cuda/sdpa_cuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "core/cuda/check.cuh"
+#include "dattn/core/error.h"
+
+namespace dattn::sdpa {
+namespace {
+
+constexpr int kWarps = 4;                // query rows per block, one warp each
+constexpr std::int64_t kKeyChunk = 256;  // keys per partial sum (blocked summation)
+
+__device__ __forceinline__ float to_f32(float x) { return x; }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
+
+template <typename T>
+__device__ __forceinline__ T from_f32(float x);
+template <>
+__device__ __forceinline__ float from_f32<float>(float x) { return x; }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+template <>
+__device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
+
+// Butterfly sum: every lane ends with the same bits (fp32 addition is commutative, and each step
+// adds the same two values in both partner lanes).
+__device__ __forceinline__ float warp_sum(float x) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+struct Params {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* out;
+  std::int64_t Sq, Sk, Hq, Hkv, D, group;  // group = Hq / Hkv
+  std::int64_t row_tiles;                  // ceil(Sq / kWarps)
+  float scale;
+  const std::int64_t* key_lengths;  // device [B] or null
+  const std::uint8_t* key_mask;     // device [B, Sk] or null
+  const void* mask;                 // device [B, mask_heads, Sq, Sk] or null
+  bool mask_additive;               // float32 added to the scores, else uint8 boolean
+  std::int64_t mask_heads;
+};
+
+template <typename T, int kChunks>
+__global__ void __launch_bounds__(kWarps * 32) sdpa_rows_kernel(const Params p) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  constexpr int kSlab = 32 * kChunks;  // head dims held in registers per lane set
+  const int lane = threadIdx.x & 31;
+  const std::int64_t tile = blockIdx.x % p.row_tiles;
+  const std::int64_t bh = blockIdx.x / p.row_tiles;
+  const std::int64_t h = bh % p.Hq, b = bh / p.Hq;
+  const std::int64_t i = tile * kWarps + (threadIdx.x >> 5);
+  if (i >= p.Sq) return;  // whole warp leaves; nothing below synchronises across warps
+
+  const std::int64_t D = p.D, key_stride = p.Hkv * D;  // elements between consecutive keys
+  const std::int64_t hkv = h / p.group;
+  const T* qrow = static_cast<const T*>(p.q) + ((b * p.Sq + i) * p.Hq + h) * D;
+  const T* kbase = static_cast<const T*>(p.k) + (b * p.Sk * p.Hkv + hkv) * D;
+  const T* vbase = static_cast<const T*>(p.v) + (b * p.Sk * p.Hkv + hkv) * D;
+  T* orow = static_cast<T*>(p.out) + ((b * p.Sq + i) * p.Hq + h) * D;
+  // Key padding as lengths: only the first n_keys keys exist for this batch item.
+  const std::int64_t n_keys = p.key_lengths ? p.key_lengths[b] : p.Sk;
+  const std::uint8_t* kmask = p.key_mask ? p.key_mask + b * p.Sk : nullptr;
+  const std::int64_t mask_row =
+      p.mask ? ((b * p.mask_heads + (p.mask_heads == 1 ? 0 : h)) * p.Sq + i) * p.Sk : 0;
+  const std::uint8_t* bool_mask = p.mask && !p.mask_additive ? static_cast<const std::uint8_t*>(p.mask) + mask_row : nullptr;
+  const float* add_mask = p.mask && p.mask_additive ? static_cast<const float*>(p.mask) + mask_row : nullptr;
+
+  float qr[kChunks];
+#pragma unroll
+  for (int t = 0; t < kChunks; ++t) {
+    const int d = lane + 32 * t;
+    qr[t] = d < D ? to_f32(qrow[d]) : 0.0f;
+  }
+
+  // Keys hidden by padding or a boolean 0 (warp-uniform). Additive -inf is seen in the score.
+  auto hidden = [&](std::int64_t j) { return (kmask && kmask[j] == 0) || (bool_mask && bool_mask[j] == 0); };
+  // The fp32 score of key j, identical in every lane.
+  auto score = [&](std::int64_t j) -> float {
+    const T* krow = kbase + j * key_stride;
+    float dot = 0.0f;
+#pragma unroll
+    for (int t = 0; t < kChunks; ++t) {
+      const int d = lane + 32 * t;
+      if (d < D) dot = fmaf(qr[t], to_f32(krow[d]), dot);
+    }
+    for (std::int64_t d = kSlab + lane; d < D; d += 32) dot = fmaf(to_f32(qrow[d]), to_f32(krow[d]), dot);
+    float s = p.scale * warp_sum(dot);
+    if (add_mask) s += add_mask[j];
+    return s;
+  };
+
+  // Pass 1: the row max (fmaxf ignores a NaN score; the NaN then poisons pass 2, as on the CPU).
+  float row_max = kNegInf;
+  for (std::int64_t j = 0; j < n_keys; ++j)
+    if (!hidden(j)) row_max = fmaxf(row_max, score(j));
+  if (row_max == kNegInf) {  // no valid key: exact zeros
+    for (std::int64_t d = lane; d < D; d += 32) orow[d] = from_f32<T>(0.0f);
+    return;
+  }
+
+  // Pass 2, once per slab of kSlab output dims (once for D <= kSlab).
+  for (std::int64_t d0 = 0; d0 < D; d0 += kSlab) {
+    float acc[kChunks], l = 0.0f;
+#pragma unroll
+    for (int t = 0; t < kChunks; ++t) acc[t] = 0.0f;
+    for (std::int64_t j0 = 0; j0 < n_keys; j0 += kKeyChunk) {
+      const std::int64_t j1 = j0 + kKeyChunk < n_keys ? j0 + kKeyChunk : n_keys;
+      float part[kChunks], l_part = 0.0f;
+#pragma unroll
+      for (int t = 0; t < kChunks; ++t) part[t] = 0.0f;
+      for (std::int64_t j = j0; j < j1; ++j) {
+        if (hidden(j)) continue;  // V of a hidden key is never read
+        // V is loaded before the score is known (key j exists, so the read is in bounds) so that both
+        // loads are in flight together; it is used only when the weight is nonzero.
+        const T* vrow = vbase + j * key_stride + d0;
+        float vv[kChunks];
+#pragma unroll
+        for (int t = 0; t < kChunks; ++t) {
+          const int d = lane + 32 * t;
+          vv[t] = d0 + d < D ? to_f32(vrow[d]) : 0.0f;
+        }
+        const float e = expf(score(j) - row_max);
+        // Additive -inf or an underflowed weight: skipped like on the CPU, so 0 * NaN never happens.
+        if (e == 0.0f) continue;
+        l_part += e;
+#pragma unroll
+        for (int t = 0; t < kChunks; ++t) part[t] = fmaf(e, vv[t], part[t]);
+      }
+      l += l_part;
+#pragma unroll
+      for (int t = 0; t < kChunks; ++t) acc[t] += part[t];
+    }
+  // l >= 1: the max key is recomputed bit-identically in pass 2 and contributes exp(0) = 1.
+#pragma unroll
+    for (int t = 0; t < kChunks; ++t) {
+      const std::int64_t d = d0 + lane + 32 * t;
+      if (d < D) orow[d] = from_f32<T>(acc[t] / l);
+    }
+  }
+}
+
+template <typename T>
+void launch(const Params& prm, unsigned blocks, cudaStream_t stream) {
+  // Registers hold 32 * kChunks dims of q and acc per lane set: the smallest that covers D (<= 256).
+  const dim3 grid(blocks), block(kWarps * 32);
+  if (prm.D <= 32)
+    sdpa_rows_kernel<T, 1><<<grid, block, 0, stream>>>(prm);
+  else if (prm.D <= 64)
+    sdpa_rows_kernel<T, 2><<<grid, block, 0, stream>>>(prm);
+  else if (prm.D <= 128)
+    sdpa_rows_kernel<T, 4><<<grid, block, 0, stream>>>(prm);
+  else
+    sdpa_rows_kernel<T, 8><<<grid, block, 0, stream>>>(prm);
+}
+
+// Device copy of the host key_lengths, allocated and freed in stream order (no synchronisation).
+class StreamBuffer {
+ public:
+  StreamBuffer(const void* host, std::size_t bytes, cudaStream_t stream) : stream_(stream) {
+    DATTN_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, stream));
+    // From pageable memory this returns once the data is staged, so the host vector may go away.
+    DATTN_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, bytes, cudaMemcpyHostToDevice, stream));
+  }
+  ~StreamBuffer() { cudaFreeAsync(ptr_, stream_); }
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+  const void* get() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+  cudaStream_t stream_;
+};
+
+}  // namespace
+
+void sdpa_attention_cuda(const AttentionProblem& pr) {
+  const AttentionShape& sh = pr.shape;
+  const cudaStream_t stream = static_cast<cudaStream_t>(pr.stream);
+  Params prm{};
+  prm.q = pr.q;
+  prm.k = pr.k;
+  prm.v = pr.v;
+  prm.out = pr.out;
+  prm.Sq = sh.seq_q;
+  prm.Sk = sh.seq_k;
+  prm.Hq = sh.heads_q;
+  prm.Hkv = sh.heads_kv;
+  prm.D = sh.head_dim;
+  prm.group = sh.heads_q / sh.heads_kv;
+  prm.row_tiles = (sh.seq_q + kWarps - 1) / kWarps;
+  prm.scale = pr.softmax_scale();
+  prm.key_mask = pr.key_mask;
+  if (pr.mask) {
+    prm.mask = pr.mask->data;
+    prm.mask_additive = pr.mask->type == GeneralMaskType::Additive;
+    prm.mask_heads = pr.mask->heads;
+  }
+  if (sh.dtype != DType::F32 && sh.dtype != DType::BF16 && sh.dtype != DType::F16)
+    throw UserError("sdpa (cuda): dtype " + std::string(dtype_name(sh.dtype)) + " is not fp32, bf16 or fp16");
+  const std::int64_t blocks = sh.batch * sh.heads_q * prm.row_tiles;
+  if (blocks > std::numeric_limits<int>::max())
+    throw UserError("sdpa (cuda): " + sh.describe() + " needs " + std::to_string(blocks) +
+                    " blocks, more than one launch takes");
+
+  std::optional<StreamBuffer> lengths;
+  if (!pr.key_lengths.empty()) {
+    lengths.emplace(pr.key_lengths.data(), pr.key_lengths.size() * sizeof(std::int64_t), stream);
+    prm.key_lengths = static_cast<const std::int64_t*>(lengths->get());
+  }
+  switch (sh.dtype) {
+    case DType::F32: launch<float>(prm, unsigned(blocks), stream); break;
+    case DType::BF16: launch<__nv_bfloat16>(prm, unsigned(blocks), stream); break;
+    default: launch<__half>(prm, unsigned(blocks), stream); break;  // F16, checked above
+  }
+  DATTN_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace dattn::sdpa
