@@ -14,6 +14,7 @@
 
 #include "attention/backends/backends.h"
 #include "attention/backends/sparse_block/block_mask.h"
+#include "dattn/core/device.h"
 #include "dattn/attention/backend.h"
 #include "dattn/core/error.h"
 
@@ -244,7 +245,10 @@ TEST(CpuBackends, SupportAnswers) {
   EXPECT_EQ(sparse_block_backend().supports(s, Device::CPU).reason, "general masks are supported only by TORCH_SDPA");
   EXPECT_TRUE(torch_sdpa_backend().supports(s, Device::CPU).ok);
   for (const AttentionBackend* b : {&flash_attn_backend(), &torch_sdpa_backend(), &sparse_block_backend()}) {
-    EXPECT_FALSE(b->supports(shape_of(1, 64, 64, 2, 2, 64, DType::BF16), Device::CUDA).ok) << b->name();
+    // Without a usable GPU every backend refuses CUDA, saying why (with one, the CUDA tests cover it).
+    if (cuda_device_count() == 0) {
+      EXPECT_FALSE(b->supports(shape_of(1, 64, 64, 2, 2, 64, DType::BF16), Device::CUDA).ok) << b->name();
+    }
     EXPECT_FALSE(b->surface(Device::CPU).dtypes.empty());
   }
   EXPECT_FALSE(flash_attn_backend().lossy());

@@ -1,4 +1,5 @@
-// FLASH_ATTN: exact attention with the tiled online softmax. CPU: cpu_flash.cc (fp32 math).
+// FLASH_ATTN: exact attention with the tiled online softmax. CPU: cpu_flash.cc (fp32 math); CUDA:
+// cuda/flash_fwd_launch.cu (FlashAttention-2 kernel, sm_80+, bf16/fp16, fp32 accumulation).
 #include <algorithm>
 #include <string>
 
@@ -6,6 +7,9 @@
 #include "attention/backends/cuda_status.h"
 #include "attention/backends/surface_checks.h"
 #include "attention/backends/flash_attn/cpu_flash.h"
+#ifdef DATTN_WITH_CUDA
+#include "attention/backends/flash_attn/cuda/flash_cuda.h"
+#endif
 #include "dattn/core/error.h"
 
 namespace dattn {
@@ -15,13 +19,20 @@ class FlashAttnBackend final : public AttentionBackend {
  public:
   std::string_view name() const override { return "FLASH_ATTN"; }
   std::string_view summary() const override {
-    return "exact attention, tiled online softmax (FlashAttention); CPU: fp32 math, multi-threaded";
+    return "exact attention, tiled online softmax (FlashAttention); CPU: fp32 math, multi-threaded; "
+           "CUDA: FlashAttention-2 kernel (sm_80+)";
   }
   bool lossy() const override { return false; }
 
-  // The surface of the device decides; CUDA then answers that its kernel is missing, so a problem
-  // outside the CUDA surface is refused for that reason first.
+  // CUDA: no CUDA build or device first, then the kernel's own predicate (compute capability, dtype,
+  // head dim, masks). In a build without CUDA the surface answers first, then the missing kernel.
   Support supports(const AttentionShape& shape, Device device) const override {
+#ifdef DATTN_WITH_CUDA
+    if (device == Device::CUDA) {
+      if (auto no = cuda_unusable()) return *no;
+      return flash::flash_cuda_supports(shape, cuda_compute_capability());
+    }
+#endif
     if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim <= 0) return Support::no("head_dim " + std::to_string(shape.head_dim) + " is not positive");
     if (auto no = refuse_general_mask(shape)) return *no;
@@ -29,15 +40,21 @@ class FlashAttnBackend final : public AttentionBackend {
     return Support::yes();
   }
 
-  // CUDA: the spec's surface (bf16/fp16) for the kernel to come; CPU computes in fp32 from any of three.
+  // CUDA: bf16/fp16 in, fp32 accumulation; CPU computes in fp32 from any of three.
   SupportSurface surface(Device device) const override {
-    if (device == Device::CUDA) return {{DType::BF16, DType::F16}, "any", "key padding"};
+    if (device == Device::CUDA) return {{DType::BF16, DType::F16}, "32, 64, 128", "key padding"};
     return {{DType::F32, DType::BF16, DType::F16}, "any", "key padding"};
   }
 
   void run(const AttentionProblem& problem, const nlohmann::json&, Device device) const override {
-    if (device != Device::CPU)
+    if (device == Device::CUDA) {
+#ifdef DATTN_WITH_CUDA
+      flash::flash_attention_cuda(problem);
+      return;
+#else
       throw UserError("FLASH_ATTN cannot run on cuda: " + cuda_kernel_missing(name()).reason);
+#endif
+    }
     flash::flash_attention_cpu(problem);
   }
 };

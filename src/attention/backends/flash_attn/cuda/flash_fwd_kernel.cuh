@@ -30,7 +30,7 @@ struct FlashParams {
   int inline_lengths[kInlineLengths] = {};  // lengths_mode 1
   int lengths_mode = 0;                    // 0: every key valid, 1: inline_lengths, 2: key_lengths
   int seq_q = 0, seq_k = 0, heads_q = 0, heads_kv = 0, group = 1;  // group = Hq / Hkv
-  float scale_log2 = 0;                    // softmax scale * log2(e): the softmax runs on exp2
+  float scale_log2 = 1;                    // softmax scale * log2(e), nonzero: the softmax runs on exp2
 };
 
 // Tile shape of one instantiation. Shared memory: [K0][V0][K1][V1] (kBlockN rows each), Q, then one
@@ -133,6 +133,73 @@ __device__ __forceinline__ void load_rows(std::uint32_t dst, const typename Cfg:
     const bool ok = row_ok(r);
     ptx::cp_async_16(dst + (r * Cfg::kStride + col) * int(sizeof(typename Cfg::T)), ok ? src + r * stride + col : src,
                      ok ? 16 : 0);
+  }
+}
+
+// One tile of the online softmax for this thread's rows (row g: c0, c1; row g+8: c2, c3 of each
+// m-tile). Turns the raw scores s into p = 2^(s * scale_log2 - m), m the running maximum of the scaled
+// scores, and rescales row_sum and O when m grew. `valid` (key validity bytes of the tile) is nullptr
+// when every key of the tile is valid. kPositive: scale_log2 > 0, so the raw maximum gives m; else the
+// raw minimum does. Hidden keys get the raw value whose scaled score is -inf (p = 0).
+template <class Cfg, bool kPositive>
+__device__ __forceinline__ void online_softmax(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
+                                               float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
+                                               float (&row_max)[Cfg::kMTiles][2], float (&row_sum)[Cfg::kMTiles][2],
+                                               const std::uint8_t* valid, float scale_log2) {
+  constexpr int MT = Cfg::kMTiles, NT = Cfg::kBlockN / 8, DT = Cfg::kHeadDim / 8;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kHidden = kPositive ? -kInf : kInf;
+  const int t = int(threadIdx.x) % 4;
+  if (valid != nullptr) {
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      const std::uint16_t valid2 = *reinterpret_cast<const std::uint16_t*>(valid + j * 8 + 2 * t);
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (!((valid2 >> (8 * (e & 1))) & 0xff)) s[mt][j][e] = kHidden;
+    }
+  }
+  float alpha[MT][2];
+  bool grew = false;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int rh = 0; rh < 2; ++rh) {
+      float mx = kHidden;
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+        mx = kPositive ? fmaxf(mx, fmaxf(s[mt][j][2 * rh], s[mt][j][2 * rh + 1]))
+                       : fminf(mx, fminf(s[mt][j][2 * rh], s[mt][j][2 * rh + 1]));
+      mx *= scale_log2;  // the largest scaled score; -inf when no key of the tile is valid
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));  // the 4 threads of a quad share a row
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float new_max = fmaxf(row_max[mt][rh], mx);
+      // No valid key yet: subtract 0 instead of -inf, so -inf - -inf never makes a NaN.
+      const float m_use = new_max == -kInf ? 0.0f : new_max;
+      const bool same = new_max == row_max[mt][rh];
+      alpha[mt][rh] = same ? 1.0f : ptx::ex2(row_max[mt][rh] - m_use);  // 0 while the row had no valid key
+      grew |= !same;
+      row_max[mt][rh] = new_max;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int e = 2 * rh; e < 2 * rh + 2; ++e) {
+          s[mt][j][e] = ptx::ex2(fmaf(s[mt][j][e], scale_log2, -m_use));
+          sum += s[mt][j][e];
+        }
+      row_sum[mt][rh] = row_sum[mt][rh] * alpha[mt][rh] + sum;  // per-thread partial; reduced at the end
+    }
+  // Once the running maxima settle most tiles leave them unchanged: skip the O rescale warp-wide.
+  if (__any_sync(0xffffffffu, grew)) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int j = 0; j < DT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[mt][j][e] *= alpha[mt][e / 2];
   }
 }
 
@@ -259,53 +326,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kern
         }
       }
 
-      // Online softmax in base 2. Scores are scaled first (any sign of scale), invalid keys get -inf.
-      if (mask != nullptr || (n + 1) * BN > kv_len) {
-#pragma unroll
-        for (int j = 0; j < NT; ++j) {
-          const std::uint16_t valid2 = *reinterpret_cast<const std::uint16_t*>(s_valid + buf * BN + j * 8 + 2 * t);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-              s[mt][j][e] = (valid2 >> (8 * (e & 1))) & 0xff ? s[mt][j][e] * p.scale_log2 : kNegInf;
-        }
-      } else {
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) s[mt][j][e] *= p.scale_log2;
-      }
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int rh = 0; rh < 2; ++rh) {  // row g (c0, c1) and row g+8 (c2, c3)
-          float mx = kNegInf;
-#pragma unroll
-          for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(s[mt][j][2 * rh], s[mt][j][2 * rh + 1]));
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));  // the 4 threads of a quad share a row
-          mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-          const float new_max = fmaxf(row_max[mt][rh], mx);
-          // No valid key yet: subtract 0 instead of -inf, so -inf - -inf never makes a NaN.
-          const float m_use = new_max == kNegInf ? 0.0f : new_max;
-          const float alpha = ptx::ex2(row_max[mt][rh] - m_use);  // 0 while the row had no valid key
-          row_max[mt][rh] = new_max;
-          float sum = 0.0f;
-#pragma unroll
-          for (int j = 0; j < NT; ++j) {
-            s[mt][j][2 * rh] = ptx::ex2(s[mt][j][2 * rh] - m_use);
-            s[mt][j][2 * rh + 1] = ptx::ex2(s[mt][j][2 * rh + 1] - m_use);
-            sum += s[mt][j][2 * rh] + s[mt][j][2 * rh + 1];
-          }
-          row_sum[mt][rh] = row_sum[mt][rh] * alpha + sum;  // per-thread partial; reduced at the end
-#pragma unroll
-          for (int j = 0; j < DT; ++j) {
-            o[mt][j][2 * rh] *= alpha;
-            o[mt][j][2 * rh + 1] *= alpha;
-          }
-        }
+      // Online softmax in base 2 (the sign of the scale picks max or min of the raw scores).
+      const bool masked = mask != nullptr || (n + 1) * BN > kv_len;
+      if (p.scale_log2 > 0.0f)
+        online_softmax<Cfg, true>(s, o, row_max, row_sum, masked ? s_valid + buf * BN : nullptr, p.scale_log2);
+      else
+        online_softmax<Cfg, false>(s, o, row_max, row_sum, masked ? s_valid + buf * BN : nullptr, p.scale_log2);
 
       // V(n) landed (K(n+1) may still be in flight); buffer buf^1's V is free since the barrier above.
       ptx::cp_async_wait<1>();

@@ -1,6 +1,6 @@
 // FLASH_ATTN on CUDA: the support predicate, the kernel choice per (dtype, head dim) and the launch.
-// One entry point (flash_attention_cuda) picks the kernel: today the portable sm_80 kernel for every
-// supported shape; a Hopper (wgmma/TMA) kernel slots in at choose_kernel().
+// One entry point (flash_attention_cuda) picks the kernel: the Hopper (wgmma/TMA) kernel for the
+// problems it handles (hopper/), the portable sm_80 kernel of flash_fwd_kernel.cuh for all others.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "attention/backends/flash_attn/cuda/flash_cuda.h"
 #include "attention/backends/flash_attn/cuda/flash_fwd_kernel.cuh"
+#include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
 #include "core/cuda/check.cuh"
 #include "dattn/core/error.h"
 
@@ -18,18 +19,38 @@ namespace {
 using cuda_impl::FlashConfig;
 using cuda_impl::FlashParams;
 
-// Tiles of the sm_80 kernel: 8 warps x 16 query rows (128 rows per CTA), 64-key K/V tiles, Q fragments
-// held in registers (its shared memory is reused by the second K/V buffer). 70 KB of shared memory
-// at D=128, so it also fits the 99 KB per-block limit of sm_86/sm_89.
-template <typename T, int D>
-using Sm80Config = FlashConfig<T, D, /*warps*/ 8, /*m tiles*/ 1, /*block N*/ 64, /*Q in regs*/ true, /*min CTAs*/ 1>;
+// Tiles of the sm_80 kernel (measured on an H200, Sq=Sk=11440, H=24, bf16). D=128: FlashAttention-2's
+// layout, 4 warps x 32 query rows, 64-key tiles, Q read from shared memory (255 registers, 104.5 KB:
+// two CTAs per SM on Hopper), 313 TFLOP/s. Where two of those do not fit an SM (A100: 164 KB,
+// sm_86/89: 100 KB) 32-key tiles take 70 KB (295 TFLOP/s on the H200). D=64: 4 x 32 rows, 64-key
+// tiles (264 TFLOP/s). D=32: 4 warps x 16 rows, Q in registers, three CTAs per SM (204 TFLOP/s).
+template <typename T, int D, int kWarps, int kMTiles, int kBlockN, bool kQInRegs, int kMinBlocks>
+using Cfg = FlashConfig<T, D, kWarps, kMTiles, kBlockN, kQInRegs, kMinBlocks>;
+template <typename T>
+using D128 = Cfg<T, 128, 4, 2, 64, false, 2>;
+template <typename T>
+using D128Small = Cfg<T, 128, 4, 2, 32, false, 2>;
+template <typename T>
+using D64 = Cfg<T, 64, 4, 2, 64, false, 2>;
+template <typename T>
+using D32 = Cfg<T, 32, 4, 1, 64, true, 3>;
+
+int device_attribute(cudaDeviceAttr attr) {
+  int device = 0, value = 0;
+  DATTN_CUDA_CHECK(cudaGetDevice(&device));
+  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, device));
+  return value;
+}
+
+// Whether `blocks` CTAs of `smem_bytes` each fit one SM (the runtime reserves 1 KB per CTA).
+bool fits_per_sm(int smem_bytes, int blocks) {
+  return blocks * (smem_bytes + 1024) <= device_attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+}
 
 template <class Cfg>
 void launch(const FlashParams& params, int batch, cudaStream_t stream) {
   const auto kernel = cuda_impl::flash_fwd_kernel<Cfg>;
-  int device = 0, optin = 0;
-  DATTN_CUDA_CHECK(cudaGetDevice(&device));
-  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   if (Cfg::kSmemBytes > optin)
     throw std::runtime_error("FLASH_ATTN (cuda): the kernel needs " + std::to_string(Cfg::kSmemBytes) +
                              " bytes of shared memory per block, the device allows " + std::to_string(optin));
@@ -40,28 +61,16 @@ void launch(const FlashParams& params, int batch, cudaStream_t stream) {
   DATTN_CUDA_CHECK(cudaGetLastError());
 }
 
-enum class Kernel { Sm80 };
-
-// The kernel for a shape on the current device. Every supported shape has the sm_80 kernel; faster
-// architecture-specific kernels take over the shapes they handle here.
-Kernel choose_kernel(const AttentionShape&, int /*compute_capability*/) { return Kernel::Sm80; }
-
 template <typename T>
 void run_sm80(const FlashParams& params, int head_dim, int batch, cudaStream_t stream) {
   switch (head_dim) {
-    case 32: return launch<Sm80Config<T, 32>>(params, batch, stream);
-    case 64: return launch<Sm80Config<T, 64>>(params, batch, stream);
-    case 128: return launch<Sm80Config<T, 128>>(params, batch, stream);
+    case 32: return launch<D32<T>>(params, batch, stream);
+    case 64: return launch<D64<T>>(params, batch, stream);
+    case 128:
+      if (fits_per_sm(D128<T>::kSmemBytes, 2)) return launch<D128<T>>(params, batch, stream);
+      return launch<D128Small<T>>(params, batch, stream);
     default: throw std::logic_error("FLASH_ATTN (cuda): head_dim " + std::to_string(head_dim) + " has no kernel");
   }
-}
-
-int current_compute_capability() {
-  int device = 0, major = 0, minor = 0;
-  DATTN_CUDA_CHECK(cudaGetDevice(&device));
-  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major * 10 + minor;
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
@@ -88,6 +97,7 @@ Support flash_cuda_supports(const AttentionShape& shape, int compute_capability)
 void flash_attention_cuda(const AttentionProblem& problem) {
   const AttentionShape& sh = problem.shape;
   if (sh.batch == 0 || sh.seq_q == 0 || sh.heads_q == 0) return;  // nothing to write
+  if (flash_hopper_handles(problem)) return flash_attention_hopper(problem);  // sm_90a wgmma/TMA kernel
   if (!aligned16(problem.q) || !aligned16(problem.k) || !aligned16(problem.v) || !aligned16(problem.out))
     throw UserError("FLASH_ATTN (cuda): q, k, v and out must be 16-byte aligned device pointers");
   FlashParams params;
@@ -102,11 +112,20 @@ void flash_attention_cuda(const AttentionProblem& problem) {
   params.heads_kv = static_cast<int>(sh.heads_kv);
   params.group = static_cast<int>(sh.heads_q / sh.heads_kv);
   params.scale_log2 = static_cast<float>(static_cast<double>(problem.softmax_scale()) * 1.4426950408889634);
+  // Scale 0 (uniform weights): a tiny positive scale gives the same weights, and keeps hidden keys'
+  // scaled scores at -inf rather than 0 * inf = NaN.
+  if (params.scale_log2 == 0.0f) params.scale_log2 = 1e-30f;
   const auto stream = static_cast<cudaStream_t>(problem.stream);
 
   // Key lengths: in the parameters for small batches, else uploaded in stream order (the pool
-  // allocation is freed in stream order after the kernel).
-  int* lengths_dev = nullptr;
+  // allocation is freed in stream order after the kernel, also when the launch throws).
+  struct StreamFree {
+    int* ptr = nullptr;
+    cudaStream_t stream = nullptr;
+    ~StreamFree() {
+      if (ptr) cudaFreeAsync(ptr, stream);
+    }
+  } lengths_dev{nullptr, stream};
   if (!problem.key_lengths.empty()) {
     std::vector<int> lengths(problem.key_lengths.begin(), problem.key_lengths.end());
     if (sh.batch <= cuda_impl::kInlineLengths) {
@@ -115,22 +134,17 @@ void flash_attention_cuda(const AttentionProblem& problem) {
     } else {
       params.lengths_mode = 2;
       const std::size_t bytes = lengths.size() * sizeof(int);
-      DATTN_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&lengths_dev), bytes, stream));
-      DATTN_CUDA_CHECK(cudaMemcpyAsync(lengths_dev, lengths.data(), bytes, cudaMemcpyHostToDevice, stream));
-      params.key_lengths = lengths_dev;
+      DATTN_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&lengths_dev.ptr), bytes, stream));
+      DATTN_CUDA_CHECK(cudaMemcpyAsync(lengths_dev.ptr, lengths.data(), bytes, cudaMemcpyHostToDevice, stream));
+      params.key_lengths = lengths_dev.ptr;
     }
   }
 
   const int batch = static_cast<int>(sh.batch), head_dim = static_cast<int>(sh.head_dim);
-  switch (choose_kernel(sh, current_compute_capability())) {
-    case Kernel::Sm80:
-      if (sh.dtype == DType::BF16)
-        run_sm80<__nv_bfloat16>(params, head_dim, batch, stream);
-      else
-        run_sm80<__half>(params, head_dim, batch, stream);
-      break;
-  }
-  if (lengths_dev) DATTN_CUDA_CHECK(cudaFreeAsync(lengths_dev, stream));
+  if (sh.dtype == DType::BF16)
+    run_sm80<__nv_bfloat16>(params, head_dim, batch, stream);
+  else
+    run_sm80<__half>(params, head_dim, batch, stream);
 }
 
 }  // namespace dattn::flash

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Merge dattn_attention_bench's JSON and torch_sdpa_bench.py's results into one markdown table.
+
+Per shape and dattn backend: median ms, TFLOP/s, and the ratio to torch cuDNN and torch flash measured
+in the same run (ratio > 1: dattn is faster); then every torch row. Standard library only.
+
+torch_sdpa_bench.py's results are read from the JSON it writes ($OUT/sdpa_anchors.json:
+{"ceilings": {...}, "rows": [[shape, backend, ms, tflops, rel_err_or_message], ...]}, NaN for a failed
+backend). Without that file (the script died part-way), the row tuples it prints on stdout, one per
+line, are parsed from --torch-log. Its first stdout line is "<torch version> <GPU name> <cuDNN version>".
+Shapes are matched by (B, H, Sq, Sk, D): the two scripts name them differently.
+
+  bench_table.py --dattn dattn.json --torch sdpa_anchors.json --torch-log torch.log \\
+      --gpu "NVIDIA H200" --driver 580.00 --date "2026-12-01 10:00 UTC" --command "..." --out table.md
+"""
+import argparse
+import ast
+import datetime
+import json
+import math
+import os
+import re
+import sys
+
+# torch_sdpa_bench.py's shape names -> (B, H, Sq, Sk, D); its dict is (B, H, Sq, Skv, D) as well.
+TORCH_SHAPES = {
+    "wan22_5b_704x1280x49_self": (1, 24, 11440, 11440, 128),
+    "wan22_5b_cross": (1, 24, 11440, 512, 128),
+    "hv15_480p_33f_self": (1, 16, 14040, 14040, 128),
+    "wan21_14b_720p_81f_self": (1, 40, 75600, 75600, 128),
+    "flux_1024_joint": (1, 24, 4608, 4608, 128),
+    "hdim64_16k": (1, 32, 16384, 16384, 64),
+}
+
+
+def finite(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def cell(x):
+    """A markdown table cell: pipes escaped, newlines flattened."""
+    return str(x).replace("|", "\\|").replace("\n", " ")
+
+
+def num(x, fmt):
+    return fmt % x if finite(x) else "-"
+
+
+def read_torch_json(path):
+    with open(path) as f:
+        doc = json.load(f)  # json accepts the NaN that json.dump wrote
+    return doc.get("ceilings", {}), [list(r) for r in doc.get("rows", [])]
+
+
+def parse_torch_log(path):
+    """(header, ceilings, rows) from torch_sdpa_bench.py's stdout; rows only from its tuple lines."""
+    header, ceilings, rows = None, {}, []
+    with open(path, errors="replace") as f:
+        lines = [l.rstrip("\n") for l in f]
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if header is None and i == 0 and s and not s.startswith(("{", "(", "|")):
+            header = s
+        elif s.startswith("{") and not ceilings:
+            try:
+                ceilings = json.loads(s)
+            except ValueError:
+                pass
+        elif s.startswith("(") and s.endswith(")"):
+            # repr() of (name, backend, ms, tflops, err): nan is no Python literal; it becomes None.
+            fixed = re.sub(r"(?<![\w'\"])nan(?![\w'\"])", "None", s)
+            try:
+                t = ast.literal_eval(fixed)
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(t, tuple) and len(t) == 5 and isinstance(t[0], str):
+                rows.append([t[0], t[1], t[2] if t[2] is not None else float("nan"),
+                             t[3] if t[3] is not None else float("nan"), t[4]])
+    return header, ceilings, rows
+
+
+def describe_torch_header(header):
+    """'2.11.0+cu130 NVIDIA H200 91900' -> 'torch 2.11.0+cu130, NVIDIA H200, cuDNN 91900'."""
+    if not header:
+        return None
+    parts = header.split()
+    if len(parts) >= 3 and parts[-1].isdigit():
+        return "torch %s, %s, cuDNN %s" % (parts[0], " ".join(parts[1:-1]), parts[-1])
+    return header
+
+
+def dims_text(d):
+    return "(%s)" % ", ".join(str(x) for x in d)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dattn", help="dattn_attention_bench --json output")
+    ap.add_argument("--torch", help="torch_sdpa_bench.py's sdpa_anchors.json")
+    ap.add_argument("--torch-log", help="torch_sdpa_bench.py's stdout (version line; rows if no JSON)")
+    ap.add_argument("--gpu", default="unknown GPU")
+    ap.add_argument("--driver", default="unknown")
+    ap.add_argument("--date", default=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+    ap.add_argument("--command", default=None, help="the command line that produced the inputs")
+    ap.add_argument("--note", action="append", default=[], help="a line added under the header (repeatable)")
+    ap.add_argument("--out", help="also write the markdown to this file")
+    a = ap.parse_args(argv)
+
+    notes = list(a.note)
+    dattn = None
+    if a.dattn and os.path.exists(a.dattn):
+        try:
+            with open(a.dattn) as f:
+                dattn = json.load(f)
+        except ValueError as e:
+            notes.append("dattn JSON %s unreadable: %s" % (a.dattn, e))
+    elif a.dattn:
+        notes.append("no dattn results (%s missing)" % a.dattn)
+
+    torch_header, ceilings, trows = None, {}, []
+    if a.torch_log and os.path.exists(a.torch_log):
+        torch_header, log_ceilings, log_rows = parse_torch_log(a.torch_log)
+    else:
+        log_ceilings, log_rows = {}, []
+    if a.torch and os.path.exists(a.torch):
+        ceilings, trows = read_torch_json(a.torch)
+    elif log_rows or log_ceilings:
+        ceilings, trows = log_ceilings, log_rows
+        notes.append("torch results parsed from its stdout (%s): its JSON was not written" % a.torch_log)
+    elif a.torch or a.torch_log:
+        notes.append("no torch results (neither %s nor rows in %s)" % (a.torch, a.torch_log))
+
+    # torch TFLOP/s and ms per (dims, backend)
+    torch_at = {}
+    for name, bn, ms, tf, _err in trows:
+        d = TORCH_SHAPES.get(name)
+        if d is not None and finite(tf):
+            torch_at[(d, bn)] = (ms, tf)
+
+    out = []
+    w = out.append
+    w("# dattn attention vs PyTorch SDPA, same GPU, same run")
+    w("")
+    w("- GPU: %s, driver %s" % (a.gpu, a.driver))
+    w("- date: %s" % a.date)
+    if a.command:
+        w("- command: `%s`" % a.command)
+    if dattn:
+        w("- dattn: `%s` (%s; warmup %s, iters %s, median)" % (
+            dattn.get("command", "?"), dattn.get("device_summary", "?"), dattn.get("warmup", "?"),
+            dattn.get("iters", "?")))
+        if dattn.get("scale", 1) not in (1, 1.0):
+            w("- **dattn ran with --scale %s (smoke run): its shapes differ from torch's, "
+              "so there are no ratios**" % dattn["scale"])
+    th = describe_torch_header(torch_header)
+    if th:
+        w("- torch: %s" % th)
+    if ceilings:
+        parts = []
+        for key, label, unit in (("gemm_bf16_tflops", "bf16 GEMM", "TFLOP/s"),
+                                 ("gemm_fp8_tflops", "fp8 GEMM", "TFLOP/s"),
+                                 ("gemm_int8_tops", "int8 GEMM", "TOPS"), ("copy_TBps", "device copy", "TB/s")):
+            if finite(ceilings.get(key)):
+                parts.append("%s %s %s" % (label, num(ceilings[key], "%.3g" if unit == "TB/s" else "%.0f"), unit))
+        if parts:
+            w("- ceilings (torch, this run): " + ", ".join(parts))
+    w("- TFLOP/s = 4·B·H·Sq·Sk·D / median time; ratio = dattn TFLOP/s / torch TFLOP/s on the same shape "
+      "(> 1: dattn faster)")
+    for n in notes:
+        w("- note: %s" % n)
+    w("")
+
+    if dattn and dattn.get("rows"):
+        w("| shape (B, H, Sq, Sk, D) | dattn backend | ms | TFLOP/s | torch cuDNN TFLOP/s | vs cuDNN "
+          "| torch flash TFLOP/s | vs flash | rel L2 | note |")
+        w("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+        for r in dattn["rows"]:
+            d = (r.get("B"), r.get("H"), r.get("Sq"), r.get("Sk"), r.get("D"))
+            ok = r.get("status") == "ok"
+            tf = r.get("tflops") if ok else None
+            cudnn = torch_at.get((d, "cudnn"), (None, None))[1]
+            flash = torch_at.get((d, "flash"), (None, None))[1]
+            ratio = lambda t: "%.2f" % (tf / t) if finite(tf) and finite(t) and t > 0 else "-"
+            note = r.get("status", "") if not ok else ""
+            if ok and r.get("nonfinite"):
+                note = "NON-FINITE outputs: %d" % r["nonfinite"]
+            if r.get("reference"):
+                note = (note + "; " if note else "") + "ref " + r["reference"]
+            cells = [cell(r.get("shape", "?")) + " " + dims_text(d), cell(r.get("backend", "?")),
+                     num(r.get("median_ms") if ok else None, "%.3f"),
+                     num(tf, "%.1f" if finite(tf) and tf >= 10 else "%.3g"),
+                     num(cudnn, "%.1f"), ratio(cudnn), num(flash, "%.1f"), ratio(flash),
+                     num(r.get("rel_l2"), "%.2e"), cell(note)]
+            w("| " + " | ".join(cells) + " |")
+        w("")
+
+    if trows:
+        w("torch, same run (`torch_sdpa_bench.py`; BHSD layout; rel err vs its first backend, flash):")
+        w("")
+        w("| shape (B, H, Sq, Sk, D) | torch backend | ms | TFLOP/s | rel err / message |")
+        w("|---|---|--:|--:|---|")
+        for name, bn, ms, tf, err in trows:
+            d = TORCH_SHAPES.get(name)
+            e = num(err, "%.2e") if not isinstance(err, str) else cell(err)
+            w("| %s %s | %s | %s | %s | %s |" % (cell(name), dims_text(d) if d else "", cell(bn), num(ms, "%.3f"),
+                                               num(tf, "%.1f"), e))
+        w("")
+
+    text = "\n".join(out)
+    sys.stdout.write(text)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+    return 0 if (dattn or trows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+#pragma once
+// FLASH_ATTN on Hopper (sm_90a): a FlashAttention-3 style forward kernel (TMA, mbarrier pipeline,
+// warp-specialised producer/consumer warpgroups, wgmma). Plain C++ header for host code; compiled
+// only in CUDA builds (flash_hopper_launch.cu). The portable launcher (flash_attention_cuda) hands
+// the problems it accepts to it on compute capability 9.0.
+//
+// DATTN_FLASH_KERNEL (read once per process): "portable" never uses this kernel, "hopper" requires
+// it (a problem it cannot run throws), unset / anything else: used wherever flash_hopper_handles().
+#include "dattn/attention/problem.h"
+
+namespace dattn::flash {
+
+// Whether the Hopper kernel runs `shape` on a device of compute capability `cc` (major*10+minor):
+// cc 9.x, bf16/fp16, head dim 128, no general mask; any Sq/Sk, GQA, key padding.
+bool flash_hopper_supports(const AttentionShape& shape, int cc);
+
+// Whether flash_attention_cuda should run `problem` with the Hopper kernel on the current device:
+// the shape is supported, key padding (if any) is given as lengths (not a boolean key mask), the
+// scale is positive and the pointers are 16-byte aligned; DATTN_FLASH_KERNEL overrides (see above).
+bool flash_hopper_handles(const AttentionProblem& problem);
+
+// Runs a validated problem that flash_hopper_supports accepted; device pointers, asynchronous on
+// problem.stream. Throws std::runtime_error on a CUDA or driver failure.
+void flash_attention_hopper(const AttentionProblem& problem);
+
+}  // namespace dattn::flash

@@ -1,0 +1,176 @@
+// FLASH_ATTN on Hopper: support predicate, kernel selection (DATTN_FLASH_KERNEL), TMA descriptors
+// (cuTensorMapEncodeTiled fetched through the runtime's driver entry point: no -lcuda) and launch.
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
+#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_kernel.cuh"
+#include "core/cuda/check.cuh"
+#include "dattn/core/error.h"
+
+namespace dattn::flash {
+namespace {
+
+using hopper::HopperConfig;
+using hopper::HopperParams;
+
+enum class Choice { Auto, Portable, Hopper };
+
+Choice env_choice() {
+  static const Choice choice = [] {
+    const char* v = std::getenv("DATTN_FLASH_KERNEL");
+    if (v && std::strcmp(v, "portable") == 0) return Choice::Portable;
+    if (v && std::strcmp(v, "hopper") == 0) return Choice::Hopper;
+    return Choice::Auto;
+  }();
+  return choice;
+}
+
+int device_cc() {
+  int device = 0, major = 0, minor = 0;
+  DATTN_CUDA_CHECK(cudaGetDevice(&device));
+  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status) ==
+            cudaSuccess &&
+        status == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  });
+  if (!fn) throw std::runtime_error("FLASH_ATTN (hopper): cuTensorMapEncodeTiled is not available from the driver");
+  return fn;
+}
+
+// A [B, S, H, D=128] 16-bit tensor as a 4-D TMA map {D, H, S, B}, box {64, 1, 128, 1}, 128B swizzle:
+// each box lands in shared memory as 128 rows x 128 bytes, the layout the wgmma descriptors expect.
+CUtensorMap make_map(const void* ptr, std::int64_t batch, std::int64_t seq, std::int64_t heads, bool fp16) {
+  constexpr std::int64_t D = HopperConfig::kHeadDim;
+  CUtensorMap map;
+  std::memset(&map, 0, sizeof(map));
+  const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(heads), cuuint64_t(seq), cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {cuuint64_t(D * 2), cuuint64_t(heads * D * 2), cuuint64_t(seq * heads * D * 2)};
+  const cuuint32_t box[4] = {64, 1, cuuint32_t(HopperConfig::kBlockM), 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode_fn()(&map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
+                                 const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("FLASH_ATTN (hopper): cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
+                             ")");
+  return map;
+}
+
+// DATTN_FLASH_HOPPER_PINGPONG=0 turns off the ping-pong scheduling of the two consumer warpgroups
+// (for benchmarking; read once).
+bool pingpong() {
+  static const bool on = [] {
+    const char* v = std::getenv("DATTN_FLASH_HOPPER_PINGPONG");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return on;
+}
+
+template <bool kFp16, bool kPingPong>
+void launch(const HopperParams& params, dim3 grid, cudaStream_t stream) {
+  const auto kernel = hopper::flash_hopper_kernel<kFp16, kPingPong>;
+  DATTN_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, HopperConfig::kSmemBytes));
+  kernel<<<grid, HopperConfig::kThreads, HopperConfig::kSmemBytes, stream>>>(params);
+  DATTN_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+bool flash_hopper_supports(const AttentionShape& shape, int cc) {
+  if (cc < 90 || cc >= 100) return false;
+  if (shape.dtype != DType::BF16 && shape.dtype != DType::F16) return false;
+  if (shape.head_dim != HopperConfig::kHeadDim) return false;
+  if (shape.mask == MaskKind::General) return false;
+  if (shape.heads_kv <= 0 || shape.heads_q % shape.heads_kv != 0) return false;
+  constexpr std::int64_t kIntMax = 0x7fffffff;
+  if (shape.seq_q > kIntMax || shape.seq_k > kIntMax || shape.heads_q > 65535 || shape.batch > 65535) return false;
+  // TMA: every dimension below 2^32, strides below 2^40 bytes.
+  if (shape.seq_k * shape.heads_kv * shape.head_dim * 2 >= (std::int64_t(1) << 40) ||
+      shape.seq_q * shape.heads_q * shape.head_dim * 2 >= (std::int64_t(1) << 40))
+    return false;
+  return true;
+}
+
+bool flash_hopper_handles(const AttentionProblem& problem) {
+  const Choice choice = env_choice();
+  if (choice == Choice::Portable) return false;
+  const bool ok = flash_hopper_supports(problem.shape, device_cc()) && problem.key_mask == nullptr &&
+                  problem.softmax_scale() > 0.f && aligned16(problem.q) && aligned16(problem.k) &&
+                  aligned16(problem.v) && aligned16(problem.out);
+  if (!ok && choice == Choice::Hopper)
+    throw UserError("FLASH_ATTN (cuda): DATTN_FLASH_KERNEL=hopper but the Hopper kernel cannot run " +
+                    problem.shape.describe() + " on this device (needs sm_90, bf16/fp16, D=128, key lengths not a "
+                    "key mask, positive scale)");
+  return ok;
+}
+
+void flash_attention_hopper(const AttentionProblem& problem) {
+  const AttentionShape& sh = problem.shape;
+  if (sh.batch == 0 || sh.seq_q == 0 || sh.heads_q == 0) return;
+  const bool fp16 = sh.dtype == DType::F16;
+  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  // seq_k == 0: the kernel writes zeros without touching K/V; keep the maps valid with extent 1.
+  const std::int64_t sk_map = sh.seq_k > 0 ? sh.seq_k : 1;
+  HopperParams params{};
+  params.tm_q = make_map(problem.q, sh.batch, sh.seq_q, sh.heads_q, fp16);
+  params.tm_k = make_map(problem.k ? problem.k : problem.q, sh.batch, sk_map, sh.heads_kv, fp16);
+  params.tm_v = make_map(problem.v ? problem.v : problem.q, sh.batch, sk_map, sh.heads_kv, fp16);
+  params.out = problem.out;
+  params.seq_q = static_cast<int>(sh.seq_q);
+  params.seq_k = static_cast<int>(sh.seq_k);
+  params.heads_q = static_cast<int>(sh.heads_q);
+  params.group = static_cast<int>(sh.heads_q / sh.heads_kv);
+  params.scale_log2 = static_cast<float>(static_cast<double>(problem.softmax_scale()) * 1.4426950408889634);
+
+  int* lengths_dev = nullptr;
+  if (!problem.key_lengths.empty()) {
+    std::vector<int> lengths(problem.key_lengths.size());
+    for (std::size_t b = 0; b < lengths.size(); ++b)
+      lengths[b] = static_cast<int>(std::min<std::int64_t>(problem.key_lengths[b], sh.seq_k));
+    if (sh.batch <= hopper::kInlineLengths) {
+      params.lengths_mode = 1;
+      for (std::size_t b = 0; b < lengths.size(); ++b) params.inline_lengths[b] = lengths[b];
+    } else {
+      params.lengths_mode = 2;
+      const std::size_t bytes = lengths.size() * sizeof(int);
+      DATTN_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&lengths_dev), bytes, stream));
+      DATTN_CUDA_CHECK(cudaMemcpyAsync(lengths_dev, lengths.data(), bytes, cudaMemcpyHostToDevice, stream));
+      params.key_lengths = lengths_dev;
+    }
+  }
+  const dim3 grid(static_cast<unsigned>((sh.seq_q + HopperConfig::kBlockM - 1) / HopperConfig::kBlockM),
+                  static_cast<unsigned>(sh.heads_q), static_cast<unsigned>(sh.batch));
+  if (fp16)
+    pingpong() ? launch<true, true>(params, grid, stream) : launch<true, false>(params, grid, stream);
+  else
+    pingpong() ? launch<false, true>(params, grid, stream) : launch<false, false>(params, grid, stream);
+  if (lengths_dev) DATTN_CUDA_CHECK(cudaFreeAsync(lengths_dev, stream));
+}
+
+}  // namespace dattn::flash

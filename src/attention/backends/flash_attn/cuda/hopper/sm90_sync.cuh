@@ -1,0 +1,97 @@
+#pragma once
+// sm_90a building blocks of the Hopper FLASH_ATTN kernel besides wgmma: shared-memory mbarriers
+// (transaction-counted, for TMA), TMA tile loads (cp.async.bulk.tensor), register reallocation
+// (setmaxnreg). Compiled only for sm_90a (DATTN_SM90A, see wgmma.cuh); empty elsewhere.
+#include <cstdint>
+
+#include "attention/backends/flash_attn/cuda/hopper/wgmma.cuh"
+
+namespace dattn::flash::hopper {
+
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) {
+#if DATTN_SM90A
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+#endif
+}
+
+// Makes barrier initialisation visible to the async proxy (TMA) before first use.
+__device__ __forceinline__ void mbar_init_fence() {
+#if DATTN_SM90A
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// One arrival that also announces `bytes` of TMA transactions for the current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+#if DATTN_SM90A
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+               : "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+#if DATTN_SM90A
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+#endif
+}
+
+// Waits until the phase of parity `parity` has completed (a fresh barrier counts parity 1 as done).
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
+#if DATTN_SM90A
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(smem_u32(bar)),
+      "r"(parity)
+      : "memory");
+#endif
+}
+
+// 4-D TMA tile load global -> shared (coordinates innermost first), completing on `bar`.
+__device__ __forceinline__ void tma_load_4d(void* smem_dst, const void* tmap, std::uint64_t* bar, int c0, int c1,
+                                            int c2, int c3) {
+#if DATTN_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_u32(smem_dst)),
+      "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+#endif
+}
+
+__device__ __forceinline__ void tma_prefetch_desc(const void* tmap) {
+#if DATTN_SM90A
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<std::uint64_t>(tmap)) : "memory");
+#endif
+}
+
+template <int kRegs>
+__device__ __forceinline__ void regs_dealloc() {
+#if DATTN_SM90A
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+#endif
+}
+template <int kRegs>
+__device__ __forceinline__ void regs_alloc() {
+#if DATTN_SM90A
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+#endif
+}
+
+// Named barrier over `threads` threads (a multiple of 32); id 0 is __syncthreads'.
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace dattn::flash::hopper

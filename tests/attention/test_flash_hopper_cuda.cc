@@ -1,0 +1,89 @@
+// The Hopper (sm_90a) FLASH_ATTN kernel against the float64 reference: partial tiles, GQA, key
+// lengths (including an empty batch item, which must give zeros), a long sequence. Skipped without
+// a compute capability 9.0 device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dattn/attention/metrics.h"
+#include "dattn/attention/reference.h"
+#include "dattn/core/device.h"
+#include "dattn/core/device_memory.h"
+#include "support/attention_cases.h"
+#include "support/device_case.h"
+
+#if defined(DATTN_WITH_CUDA)
+#include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
+#endif
+
+namespace dattn {
+namespace {
+
+struct HopperCase {
+  std::int64_t batch, seq_q, seq_k, heads_q, heads_kv;
+  std::vector<std::int64_t> key_lengths;  // empty: no key padding
+  DType dtype = DType::BF16;
+};
+
+void run_hopper_case(const HopperCase& hc) {
+  if (const std::string why = test::cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
+  if (cuda_compute_capability() < 90) GTEST_SKIP() << "needs compute capability 9.0 (" << cuda_device_summary() << ")";
+#if defined(DATTN_WITH_CUDA)
+  AttentionShape shape;
+  shape.batch = hc.batch;
+  shape.seq_q = hc.seq_q;
+  shape.seq_k = hc.seq_k;
+  shape.heads_q = hc.heads_q;
+  shape.heads_kv = hc.heads_kv;
+  shape.head_dim = 128;
+  shape.dtype = hc.dtype;
+  test::AttentionCase c = test::make_random_case(shape, test::MaskMode::None, 1234);
+  if (!hc.key_lengths.empty()) {
+    c.key_lengths = hc.key_lengths;
+    c.shape.mask = MaskKind::KeyPadding;
+  }
+  const AttentionProblem host = c.problem();
+  ASSERT_TRUE(flash::flash_hopper_supports(host.shape, cuda_compute_capability())) << host.shape.describe();
+
+  const test::DeviceProblem dp(host);
+  dp.problem().validate();
+  flash::flash_attention_hopper(dp.problem());
+  check_device("flash_attention_hopper");
+  ASSERT_EQ(dp.download(c.out.data()), 0u) << "guard bytes around the output were overwritten";
+
+  const std::vector<double> got = c.output_f64();
+  std::size_t nonfinite = 0;
+  for (double x : got) nonfinite += !std::isfinite(x);
+  ASSERT_EQ(nonfinite, 0u) << "non-finite (unwritten?) outputs of " << got.size() << " for " << host.shape.describe();
+
+  std::vector<double> ref;
+  attention_reference_f64(host, ref);
+  ASSERT_EQ(ref.size(), got.size());
+  // Batch items without a valid key: exact zeros.
+  const std::int64_t row = host.shape.heads_q * host.shape.head_dim;
+  for (std::int64_t b = 0; b < static_cast<std::int64_t>(hc.key_lengths.size()); ++b) {
+    if (hc.key_lengths[b] != 0) continue;
+    for (std::int64_t i = 0; i < host.shape.seq_q * row; ++i)
+      ASSERT_EQ(got[static_cast<std::size_t>(b * host.shape.seq_q * row + i)], 0.0) << "batch " << b;
+  }
+  const ErrorStats e = compare(got.data(), ref.data(), got.size());
+  EXPECT_LE(e.rel_l2, 3e-3) << host.shape.describe() << " rel_l1=" << e.rel_l1 << " max_abs=" << e.max_abs;
+#endif
+}
+
+TEST(FlashHopperCuda, SingleTile) { run_hopper_case({1, 128, 128, 1, 1, {}}); }
+TEST(FlashHopperCuda, PartialTiles) { run_hopper_case({1, 1000, 1000, 2, 2, {}}); }
+TEST(FlashHopperCuda, UnequalShortSequences) { run_hopper_case({1, 77, 131, 1, 1, {}}); }
+TEST(FlashHopperCuda, GroupedQuery) { run_hopper_case({1, 300, 260, 8, 2, {}}); }
+TEST(FlashHopperCuda, KeyLengthsWithEmptyItem) { run_hopper_case({3, 200, 300, 2, 2, {0, 70, 300}}); }
+TEST(FlashHopperCuda, LongSequence) { run_hopper_case({1, 4096, 4096, 2, 2, {}}); }
+TEST(FlashHopperCuda, Fp16) { run_hopper_case({2, 333, 517, 4, 1, {}, DType::F16}); }
+TEST(FlashHopperCuda, KeyLengthsSingleItem) {
+  run_hopper_case({1, 256, 384, 2, 1, {200}});
+}
+
+}  // namespace
+}  // namespace dattn
