@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct HopperCase {
   std::int64_t batch, seq_q, seq_k, heads_q, heads_kv;
   std::vector<std::int64_t> key_lengths;  // empty: no key padding
   DType dtype = DType::BF16;
+  bool poison_padding = false;  // NaN in K and V of the keys padding hides (after the reference)
 };
 
 void run_hopper_case(const HopperCase& hc) {
@@ -48,6 +50,20 @@ void run_hopper_case(const HopperCase& hc) {
   const AttentionProblem host = c.problem();
   ASSERT_TRUE(flash::flash_hopper_supports(host.shape, cuda_compute_capability())) << host.shape.describe();
 
+  std::vector<double> ref;
+  attention_reference_f64(host, ref);
+  if (hc.poison_padding) {
+    const std::size_t row_bytes = std::size_t(shape.head_dim) * dtype_size(shape.dtype);
+    for (std::int64_t b = 0; b < shape.batch; ++b)
+      for (std::int64_t j = 0; j < shape.seq_k; ++j)
+        if (!host.key_valid(b, j))
+          for (std::int64_t h = 0; h < shape.heads_kv; ++h) {
+            const std::size_t off = std::size_t((b * shape.seq_k + j) * shape.heads_kv + h) * row_bytes;
+            std::memset(c.k.data() + off, 0xFF, row_bytes);  // NaN in bf16 and fp16
+            std::memset(c.v.data() + off, 0xFF, row_bytes);
+          }
+  }
+
   const test::DeviceProblem dp(host);
   dp.problem().validate();
   flash::flash_attention_hopper(dp.problem());
@@ -59,8 +75,6 @@ void run_hopper_case(const HopperCase& hc) {
   for (double x : got) nonfinite += !std::isfinite(x);
   ASSERT_EQ(nonfinite, 0u) << "non-finite (unwritten?) outputs of " << got.size() << " for " << host.shape.describe();
 
-  std::vector<double> ref;
-  attention_reference_f64(host, ref);
   ASSERT_EQ(ref.size(), got.size());
   // Batch items without a valid key: exact zeros.
   const std::int64_t row = host.shape.heads_q * host.shape.head_dim;
@@ -83,6 +97,10 @@ TEST(FlashHopperCuda, LongSequence) { run_hopper_case({1, 4096, 4096, 2, 2, {}})
 TEST(FlashHopperCuda, Fp16) { run_hopper_case({2, 333, 517, 4, 1, {}, DType::F16}); }
 TEST(FlashHopperCuda, KeyLengthsSingleItem) {
   run_hopper_case({1, 256, 384, 2, 1, {200}});
+}
+TEST(FlashHopperCuda, NaNInPaddedKeys) {
+  run_hopper_case({3, 77, 300, 2, 2, {0, 70, 200}, DType::BF16, true});
+  run_hopper_case({2, 130, 131, 2, 1, {131, 5}, DType::F16, true});
 }
 
 }  // namespace

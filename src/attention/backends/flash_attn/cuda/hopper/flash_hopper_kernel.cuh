@@ -143,7 +143,8 @@ __device__ __forceinline__ void softmax_tile(float* s, float* m, float* l, float
 }
 
 // Named barriers: 1 and 2 pass the tensor-core "token" between the consumer warpgroups (ping-pong:
-// one issues its GEMMs while the other runs its softmax); 3 and 4 sync one warpgroup's epilogue.
+// one issues its GEMMs while the other runs its softmax); 3 and 4 sync one warpgroup's epilogue; 5
+// syncs both consumer warpgroups after zeroing padded V rows.
 template <bool kFp16, bool kPingPong>
 __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& sm, int cw, int n_tiles,
                                          int kv_len) {
@@ -202,6 +203,19 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
   {
     const int pst = (n_tiles - 1) % Cfg::kStages, pph = ((n_tiles - 1) / Cfg::kStages) & 1;
     mbar_wait(sm.v_full(pst), pph);
+    if (kv_len < p.seq_k && last_limit < Cfg::kBlockN) {
+      // Key padding cuts the last tile: zero V rows [last_limit, 128) (both 64-column slabs), so that
+      // non-finite values stored in padded keys cannot reach O through 0 * NaN. Rows past Sk are
+      // already zero (TMA fill). Both consumer warpgroups share the work, then meet on barrier 5.
+      const int chunks = (Cfg::kBlockN - last_limit) * 16;
+      for (int idx = cw * 128 + t; idx < chunks; idx += 256) {
+        const int r = last_limit + idx / 16, c = idx % 16;
+        *reinterpret_cast<uint4*>(sm.v(pst) + (c / 8) * Cfg::kHalfBytes + r * 128 + (c % 8) * 16) =
+            make_uint4(0, 0, 0, 0);
+      }
+      fence_proxy_async();
+      named_sync(5, 256);
+    }
     sched_wait();
     issue_pv<kFp16>(o, pr, smem_u32(sm.v(pst)));
     sched_signal();

@@ -82,7 +82,8 @@ CUtensorMap make_map(const void* ptr, std::int64_t batch, std::int64_t seq, std:
 }
 
 // DATTN_FLASH_HOPPER_PINGPONG=0 turns off the ping-pong scheduling of the two consumer warpgroups
-// (for benchmarking; read once).
+// (read once). On by default: on an H200 it measured ~1% faster at B=2 S=4096 H=24 and ~5% at
+// S=2048; at S=11440 both variants spread over 590-675 TFLOP/s between runs.
 bool pingpong() {
   static const bool on = [] {
     const char* v = std::getenv("DATTN_FLASH_HOPPER_PINGPONG");

@@ -26,6 +26,13 @@ __device__ __forceinline__ void mbar_init_fence() {
 #endif
 }
 
+// Orders this thread's generic-proxy shared-memory writes before later async-proxy reads (wgmma, TMA).
+__device__ __forceinline__ void fence_proxy_async() {
+#if DATTN_SM90A
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
 // One arrival that also announces `bytes` of TMA transactions for the current phase.
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
 #if DATTN_SM90A
