@@ -34,6 +34,10 @@ using test::MaskMode;
     if (!built_with_cuda() || cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
   } while (0)
 
+AttentionCase random_case(const AttentionShape& shape, MaskMode mode = MaskMode::None) {
+  return test::make_random_case(shape, mode, test::fresh_seed());
+}
+
 double limit_for(DType t) { return t == DType::BF16 ? 3e-3 : 1e-3; }
 
 AttentionShape make_shape(DType t, std::int64_t B, std::int64_t Sq, std::int64_t Sk, std::int64_t Hq,
@@ -120,7 +124,7 @@ TEST(FlashCuda, HeadDimsAndDtypesWithPartialTiles) {
   SKIP_WITHOUT_GPU();
   for (DType t : {DType::BF16, DType::F16})
     for (std::int64_t D : {32, 64, 128}) {
-      AttentionCase c = test::make_random_case(make_shape(t, 1, 1000, 1000, 2, 2, D), MaskMode::None, test::fresh_seed());
+      AttentionCase c = random_case(make_shape(t, 1, 1000, 1000, 2, 2, D));
       EXPECT_EQ(run_and_check(c), "");
     }
 }
@@ -129,21 +133,21 @@ TEST(FlashCuda, SmallOddShapesAndCustomScale) {
   SKIP_WITHOUT_GPU();
   for (DType t : {DType::BF16, DType::F16})
     for (std::int64_t D : {64, 128}) {
-      AttentionCase c = test::make_random_case(make_shape(t, 2, 77, 131, 3, 3, D), MaskMode::None, test::fresh_seed());
+      AttentionCase c = random_case(make_shape(t, 2, 77, 131, 3, 3, D));
       EXPECT_EQ(run_and_check(c), "");
       c.scale = 0.3f;  // sharper softmax than 1/sqrt(D)
       test::reset_output(c);
       EXPECT_EQ(run_and_check(c), "");
     }
   // One query row and one key: the smallest tiles.
-  AttentionCase c = test::make_random_case(make_shape(DType::BF16, 1, 1, 1, 1, 1, 32), MaskMode::None, test::fresh_seed());
+  AttentionCase c = random_case(make_shape(DType::BF16, 1, 1, 1, 1, 1, 32));
   EXPECT_EQ(run_and_check(c), "");
 }
 
 TEST(FlashCuda, GroupedQueryAttention) {
   SKIP_WITHOUT_GPU();
   for (std::int64_t D : {64, 128}) {
-    AttentionCase c = test::make_random_case(make_shape(DType::BF16, 2, 200, 300, 8, 2, D), MaskMode::None, test::fresh_seed());
+    AttentionCase c = random_case(make_shape(DType::BF16, 2, 200, 300, 8, 2, D));
     EXPECT_EQ(run_and_check(c), "");
   }
 }
@@ -151,17 +155,30 @@ TEST(FlashCuda, GroupedQueryAttention) {
 TEST(FlashCuda, KeyLengthsWithEmptyItemAndNaNPadding) {
   SKIP_WITHOUT_GPU();
   for (DType t : {DType::BF16, DType::F16}) {
-    AttentionCase c = test::make_random_case(make_shape(t, 3, 77, 131, 2, 2, 128), MaskMode::None, test::fresh_seed());
+    AttentionCase c = random_case(make_shape(t, 3, 77, 131, 2, 2, 128));
     c.shape.mask = MaskKind::KeyPadding;
     c.key_lengths = {0, 70, 131};  // empty, cut inside the second 64-key tile, full
     EXPECT_EQ(run_and_check(c, /*poison_padding=*/true), "");
   }
 }
 
+// A negative scale takes the kernel's minimum-based softmax path, a zero scale gives uniform weights;
+// both with hidden keys, whose scores must still count as -inf.
+TEST(FlashCuda, NegativeAndZeroScaleWithKeyLengths) {
+  SKIP_WITHOUT_GPU();
+  for (float scale : {-0.2f, 0.0f}) {
+    AttentionCase c = random_case(make_shape(DType::BF16, 3, 77, 131, 2, 2, 64));
+    c.shape.mask = MaskKind::KeyPadding;
+    c.key_lengths = {0, 70, 131};
+    c.scale = scale;
+    EXPECT_EQ(run_and_check(c, /*poison_padding=*/true), "") << "scale " << scale;
+  }
+}
+
 TEST(FlashCuda, BooleanKeyMaskWithHoles) {
   SKIP_WITHOUT_GPU();
   for (std::int64_t D : {32, 128}) {
-    AttentionCase c = test::make_random_case(make_shape(DType::BF16, 2, 100, 257, 4, 2, D), MaskMode::KeyMask, test::fresh_seed());
+    AttentionCase c = random_case(make_shape(DType::BF16, 2, 100, 257, 4, 2, D), MaskMode::KeyMask);
     // Hide a whole 64-key tile of item 0 too: a tile without any valid key must not disturb the rows.
     for (std::int64_t j = 64; j < 128; ++j) c.key_mask[j] = 0;
     EXPECT_EQ(run_and_check(c, /*poison_padding=*/true), "");
@@ -171,13 +188,13 @@ TEST(FlashCuda, BooleanKeyMaskWithHoles) {
 TEST(FlashCuda, LargeBatchUploadsKeyLengths) {
   SKIP_WITHOUT_GPU();
   // More items than fit in the kernel parameters, one of them empty.
-  AttentionCase c = test::make_random_case(make_shape(DType::F16, 70, 33, 45, 2, 1, 64), MaskMode::EmptyRow, test::fresh_seed());
+  AttentionCase c = random_case(make_shape(DType::F16, 70, 33, 45, 2, 1, 64), MaskMode::EmptyRow);
   EXPECT_EQ(run_and_check(c, /*poison_padding=*/true), "");
 }
 
 TEST(FlashCuda, LongSequence) {
   SKIP_WITHOUT_GPU();
-  AttentionCase c = test::make_random_case(make_shape(DType::BF16, 1, 4096, 4096, 2, 2, 128), MaskMode::None, test::fresh_seed());
+  AttentionCase c = random_case(make_shape(DType::BF16, 1, 4096, 4096, 2, 2, 128));
   EXPECT_EQ(run_and_check(c), "");
 }
 

@@ -13,7 +13,9 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace dattn::flash::cuda_impl {
 
@@ -30,6 +32,7 @@ struct FlashParams {
   int inline_lengths[kInlineLengths] = {};  // lengths_mode 1
   int lengths_mode = 0;                    // 0: every key valid, 1: inline_lengths, 2: key_lengths
   int seq_q = 0, seq_k = 0, heads_q = 0, heads_kv = 0, group = 1;  // group = Hq / Hkv
+  std::int64_t q_stride = 0, kv_stride = 0;  // elements between rows: Hq * D, Hkv * D
   float scale_log2 = 1;                    // softmax scale * log2(e), nonzero: the softmax runs on exp2
 };
 
@@ -47,7 +50,7 @@ struct FlashConfig {
   static constexpr int kStride = kHeadDim + 8;          // elements per shared-memory row
   static constexpr int kTileElems = kBlockN * kStride;  // one K or V buffer
   // Q in registers leaves its shared memory free before the second K/V buffer is first written, so it
-  // can live there (keeps D=128 under the 99 KB per-block limit of sm_86/sm_89).
+  // can live there (a smaller footprint: more CTAs per SM).
   static constexpr bool kAliasQ = kQInRegs && kBlockM <= 2 * kBlockN;
   static constexpr int kQOffset = kAliasQ ? 2 * kTileElems : 4 * kTileElems;
   static constexpr int kElems = kAliasQ ? 4 * kTileElems : 4 * kTileElems + kBlockM * kStride;
@@ -79,81 +82,93 @@ __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::ui
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
 }
+__device__ __forceinline__ void st_shared_u8(std::uint32_t addr, std::uint32_t v) {
+  asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(addr), "r"(v));
+}
+__device__ __forceinline__ std::uint32_t ld_shared_u16(std::uint32_t addr) {
+  std::uint16_t v;
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(addr));
+  return v;
+}
+// %ctaid through volatile asm, so that offsets derived from it are recomputed where used instead of
+// being kept live (in registers or spilled) across the main loop.
+template <int kDim>
+__device__ __forceinline__ std::uint32_t ctaid() {
+  std::uint32_t v;
+  if constexpr (kDim == 0) asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(v));
+  if constexpr (kDim == 1) asm volatile("mov.u32 %0, %%ctaid.y;\n" : "=r"(v));
+  if constexpr (kDim == 2) asm volatile("mov.u32 %0, %%ctaid.z;\n" : "=r"(v));
+  return v;
+}
 __device__ __forceinline__ float ex2(float x) {  // 2^x; ex2(-inf) = +0
   float y;
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
 
+// D (fp32 16x8) += A (16x16) * B (16x8), bf16 or fp16 inputs.
 template <typename T>
-struct Mma;
-template <>
-struct Mma<__nv_bfloat16> {
-  __device__ __forceinline__ static void run(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                             std::uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+__device__ __forceinline__ void mma(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+#define DATTN_MMA(type)                                                                                   \
+  asm("mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, " \
+      "{%8, %9}, {%0, %1, %2, %3};\n"                                                                    \
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])                                                   \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) DATTN_MMA("bf16"); else DATTN_MMA("f16");
+#undef DATTN_MMA
+}
+// Two floats rounded to nearest even into T; `lo` (the lower column) in the low half.
+template <typename T>
+__device__ __forceinline__ std::uint32_t pack(float lo, float hi) {
+  std::uint32_t r;
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    memcpy(&r, &v, 4);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    memcpy(&r, &v, 4);
   }
-  // Two floats rounded to nearest even; `lo` (the lower column) in the low half.
-  __device__ __forceinline__ static std::uint32_t pack(float lo, float hi) {
-    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  }
-};
-template <>
-struct Mma<__half> {
-  __device__ __forceinline__ static void run(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0,
-                                             std::uint32_t b1) {
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-        "{%8, %9}, {%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-  __device__ __forceinline__ static std::uint32_t pack(float lo, float hi) {
-    __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<std::uint32_t*>(&v);
-  }
-};
+  return r;
+}
 
 }  // namespace ptx
 
 // Copies kRows rows of kHeadDim elements (global row stride `stride`) into shared memory at `dst`;
-// rows where row_ok(r) is false are zero-filled without being read.
-template <class Cfg, int kRows, class RowOk>
-__device__ __forceinline__ void load_rows(std::uint32_t dst, const typename Cfg::T* src, std::int64_t stride,
-                                          RowOk row_ok) {
-  constexpr int kChunks = Cfg::kHeadDim / 8;  // 16-byte chunks per row
-  static_assert((kRows * kChunks) % Cfg::kThreads == 0, "whole chunks per thread");
+// rows where row_ok(r) is false are zero-filled without being read. Each thread copies one 16-byte
+// column chunk of every (kThreads / chunks per row)-th row, walking one pointer (few live registers).
+template <class Cfg, int kRows, class T, class RowOk>
+__device__ __forceinline__ void load_rows(std::uint32_t dst, const T* src, std::int64_t stride, RowOk row_ok) {
+  constexpr int kChunks = Cfg::kHeadDim / 8, kRowStep = Cfg::kThreads / kChunks;  // 16-byte chunks per row
+  static_assert(Cfg::kThreads % kChunks == 0 && kRows % kRowStep == 0, "whole chunks per thread");
+  const int r0 = int(threadIdx.x) / kChunks, col = (int(threadIdx.x) % kChunks) * 8;
+  const T* g = src + r0 * stride + col;
+  dst += (r0 * Cfg::kStride + col) * int(sizeof(T));
 #pragma unroll
-  for (int i = 0; i < kRows * kChunks / Cfg::kThreads; ++i) {
-    const int c = int(threadIdx.x) + i * Cfg::kThreads;
-    const int r = c / kChunks, col = (c % kChunks) * 8;
-    const bool ok = row_ok(r);
-    ptx::cp_async_16(dst + (r * Cfg::kStride + col) * int(sizeof(typename Cfg::T)), ok ? src + r * stride + col : src,
-                     ok ? 16 : 0);
+  for (int i = 0; i < kRows / kRowStep; ++i) {
+    const bool ok = row_ok(r0 + i * kRowStep);
+    ptx::cp_async_16(dst + i * kRowStep * Cfg::kStride * int(sizeof(T)), ok ? g : src, ok ? 16 : 0);
+    g += kRowStep * stride;
   }
 }
 
 // One tile of the online softmax for this thread's rows (row g: c0, c1; row g+8: c2, c3 of each
 // m-tile). Turns the raw scores s into p = 2^(s * scale_log2 - m), m the running maximum of the scaled
-// scores, and rescales row_sum and O when m grew. `valid` (key validity bytes of the tile) is nullptr
-// when every key of the tile is valid. kPositive: scale_log2 > 0, so the raw maximum gives m; else the
-// raw minimum does. Hidden keys get the raw value whose scaled score is -inf (p = 0).
+// scores, and rescales row_sum and O when m grew. `valid`: shared-memory address of the tile's key
+// validity bytes, 0 when every key of the tile is valid. kPositive: scale_log2 > 0, so the raw maximum
+// gives m; else the raw minimum does. Hidden keys get the raw value whose scaled score is -inf (p = 0).
 template <class Cfg, bool kPositive>
 __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kMTiles][Cfg::kBlockN / 8][4],
                                                float (&o)[Cfg::kMTiles][Cfg::kHeadDim / 8][4],
                                                float (&row_max)[Cfg::kMTiles][2], float (&row_sum)[Cfg::kMTiles][2],
-                                               const std::uint8_t* valid, float scale_log2) {
+                                               std::uint32_t valid, float scale_log2) {
   constexpr int MT = Cfg::kMTiles, NT = Cfg::kBlockN / 8, DT = Cfg::kHeadDim / 8;
   constexpr float kInf = std::numeric_limits<float>::infinity();
   constexpr float kHidden = kPositive ? -kInf : kInf;
   const int t = int(threadIdx.x) % 4;
-  if (valid != nullptr) {
+  if (valid != 0) {
 #pragma unroll
     for (int j = 0; j < NT; ++j) {
-      const std::uint16_t valid2 = *reinterpret_cast<const std::uint16_t*>(valid + j * 8 + 2 * t);
+      const std::uint32_t valid2 = ptx::ld_shared_u16(valid + j * 8 + 2 * t);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -204,9 +219,9 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kMTiles][Cfg::kBl
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kernel(const __grid_constant__ FlashParams p) {
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    flash_fwd_kernel(const __grid_constant__ FlashParams p) {
   using T = typename Cfg::T;
-  using M = ptx::Mma<T>;
   constexpr int D = Cfg::kHeadDim, BM = Cfg::kBlockM, BN = Cfg::kBlockN, MT = Cfg::kMTiles, ST = Cfg::kStride;
   constexpr int NT = BN / 8;   // 8-key column tiles of S per m-tile
   constexpr int DT = D / 8;    // 8-wide column tiles of O
@@ -217,23 +232,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kern
   extern __shared__ __align__(16) unsigned char smem[];
   const std::uint32_t s_base = ptx::smem_addr(smem);
   const std::uint32_t s_q = s_base + Cfg::kQOffset * ES;
-  std::uint8_t* s_valid = smem + Cfg::kValidOffset;
+  const std::uint32_t s_valid = s_base + Cfg::kValidOffset;
   auto s_k = [&](int buf) { return s_base + buf * 2 * Cfg::kTileElems * ES; };
   auto s_v = [&](int buf) { return s_base + (buf * 2 + 1) * Cfg::kTileElems * ES; };
 
   const int tid = int(threadIdx.x), warp = tid / 32, lane = tid % 32;
-  const int m0 = int(blockIdx.x) * BM, h = int(blockIdx.y), b = int(blockIdx.z), hk = h / p.group;
+  const int m0 = int(blockIdx.x) * BM, h = int(blockIdx.y), b = int(blockIdx.z);
   int kv_len = p.seq_k;
   if (p.lengths_mode == 1) kv_len = p.inline_lengths[b];
   if (p.lengths_mode == 2) kv_len = p.key_lengths[b];
   kv_len = max(0, min(kv_len, p.seq_k));
-  const std::uint8_t* mask = p.key_mask ? p.key_mask + std::int64_t(b) * p.seq_k : nullptr;
-
-  const std::int64_t q_stride = std::int64_t(p.heads_q) * D, kv_stride = std::int64_t(p.heads_kv) * D;
+  const std::int64_t q_stride = p.q_stride, kv_stride = p.kv_stride;
   const std::int64_t q_off = (std::int64_t(b) * p.seq_q + m0) * q_stride + std::int64_t(h) * D;
-  const std::int64_t kv_off = std::int64_t(b) * p.seq_k * kv_stride + std::int64_t(hk) * D;
-  const T* gk = static_cast<const T*>(p.k) + kv_off;
-  const T* gv = static_cast<const T*>(p.v) + kv_off;
   const int q_rows = min(BM, p.seq_q - m0);
   const int n_tiles = (kv_len + BN - 1) / BN;
 
@@ -244,36 +254,34 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kern
   const std::uint32_t a_lane = ((lane % 16) * ST + (lane / 16) * 8) * ES;
   const std::uint32_t k_lane = ((lane % 8 + (lane / 16) * 8) * ST + ((lane / 8) % 2) * 8) * ES;
 
-  float o[MT][DT][4];
-  float row_max[MT][2], row_sum[MT][2];
+  float o[MT][DT][4] = {}, row_max[MT][2], row_sum[MT][2] = {};
 #pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int j = 0; j < DT; ++j) o[mt][j][0] = o[mt][j][1] = o[mt][j][2] = o[mt][j][3] = 0.0f;
-    row_max[mt][0] = row_max[mt][1] = kNegInf;
-    row_sum[mt][0] = row_sum[mt][1] = 0.0f;
-  }
+  for (int mt = 0; mt < MT; ++mt) row_max[mt][0] = row_max[mt][1] = kNegInf;
 
-  auto key_ok = [&](int j) { return j < kv_len && (mask == nullptr || mask[j] != 0); };
+  // The K/V offset and the key mask row of this CTA are recomputed per tile (from %ctaid) rather than
+  // held in registers across the loop: D=128 runs at the 255-register limit.
+  auto kv_rows = [&](const void* base, int k0) {
+    const std::int64_t bz = ptx::ctaid<2>(), kh = int(ptx::ctaid<1>()) / p.group;
+    return static_cast<const T*>(base) + ((bz * p.seq_k + k0) * kv_stride + kh * D);
+  };
+  auto mask_row = [&]() { return p.key_mask + std::int64_t(ptx::ctaid<2>()) * p.seq_k; };
   // Invalid keys are zero-filled in K and V (a padded V row may hold NaN; 0 * NaN must not reach O),
   // and their validity byte makes their score -inf.
-  auto issue_k = [&](int n, int buf) {
+  auto issue = [&](bool is_k, int n, int buf) {
     const int k0 = n * BN;
-    load_rows<Cfg, BN>(s_k(buf), gk + k0 * kv_stride, kv_stride, [&](int r) { return key_ok(k0 + r); });
-    if (tid < BN) s_valid[buf * BN + tid] = key_ok(k0 + tid) ? 1 : 0;
-  };
-  auto issue_v = [&](int n, int buf) {
-    const int k0 = n * BN;
-    load_rows<Cfg, BN>(s_v(buf), gv + k0 * kv_stride, kv_stride, [&](int r) { return key_ok(k0 + r); });
+    const std::uint8_t* mask = p.key_mask ? mask_row() + k0 : nullptr;
+    auto ok = [&](int r) { return k0 + r < kv_len && (mask == nullptr || mask[r] != 0); };
+    load_rows<Cfg, BN>(is_k ? s_k(buf) : s_v(buf), kv_rows(is_k ? p.k : p.v, k0), kv_stride, ok);
+    if (is_k && tid < BN) ptx::st_shared_u8(s_valid + buf * BN + tid, ok(tid) ? 1 : 0);
   };
 
   if (n_tiles > 0) {
     // Groups in flight: {Q, K0}, {V0}; then per tile one K group and one V group, so wait_group<1>
     // always means "everything but the newest group has landed".
     load_rows<Cfg, BM>(s_q, static_cast<const T*>(p.q) + q_off, q_stride, [&](int r) { return r < q_rows; });
-    issue_k(0, 0);
+    issue(true, 0, 0);
     ptx::cp_async_commit();
-    issue_v(0, 0);
+    issue(false, 0, 0);
     ptx::cp_async_commit();
 
     std::uint32_t qf[Cfg::kQInRegs ? MT : 1][Cfg::kQInRegs ? KS : 1][4];
@@ -289,19 +297,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kern
 
     for (int n = 0; n < n_tiles; ++n) {
       const int buf = n & 1;
-      // K(n) landed; every warp is done with tile n-1 (and with Q's shared memory), so buffer buf^1
-      // may be refilled.
+      // K(n) landed; all warps are done with tile n-1 (and Q's shared memory): refill buffer buf^1.
       ptx::cp_async_wait<1>();
       __syncthreads();
-      if (n + 1 < n_tiles) issue_k(n + 1, buf ^ 1);
+      if (n + 1 < n_tiles) issue(true, n + 1, buf ^ 1);
       ptx::cp_async_commit();
 
       // S = Q K^T, 16*MT rows x BN keys per warp.
-      float s[MT][NT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int j = 0; j < NT; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
+      float s[MT][NT][4] = {};
 #pragma unroll
       for (int ks = 0; ks < KS; ++ks) {
         std::uint32_t a[MT][4];
@@ -320,44 +323,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kern
           ptx::ldmatrix_x4(kb, s_k(buf) + k_lane + (jp * 16 * ST + ks * 16) * ES);
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
-            M::run(s[mt][2 * jp], a[mt], kb[0], kb[1]);
-            M::run(s[mt][2 * jp + 1], a[mt], kb[2], kb[3]);
+            ptx::mma<T>(s[mt][2 * jp], a[mt], kb[0], kb[1]);
+            ptx::mma<T>(s[mt][2 * jp + 1], a[mt], kb[2], kb[3]);
           }
         }
       }
 
       // Online softmax in base 2 (the sign of the scale picks max or min of the raw scores).
-      const bool masked = mask != nullptr || (n + 1) * BN > kv_len;
-      if (p.scale_log2 > 0.0f)
-        online_softmax<Cfg, true>(s, o, row_max, row_sum, masked ? s_valid + buf * BN : nullptr, p.scale_log2);
-      else
-        online_softmax<Cfg, false>(s, o, row_max, row_sum, masked ? s_valid + buf * BN : nullptr, p.scale_log2);
+      const bool masked = p.key_mask != nullptr || (n + 1) * BN > kv_len;
+      const std::uint32_t valid = masked ? s_valid + buf * BN : 0u;
+      if (p.scale_log2 > 0.0f) online_softmax<Cfg, true>(s, o, row_max, row_sum, valid, p.scale_log2);
+      else online_softmax<Cfg, false>(s, o, row_max, row_sum, valid, p.scale_log2);
+
+      // P in the input dtype as the A fragments of P V (C fragments of key tiles 2kk, 2kk+1 = A fragment
+      // of k-slice kk). Packed before the barrier so S dies early: no spills at D=128 on sm_90a.
+      std::uint32_t pa[BN / 16][MT][4];
+#pragma unroll
+      for (int kk = 0; kk < BN / 16; ++kk)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          pa[kk][mt][0] = ptx::pack<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+          pa[kk][mt][1] = ptx::pack<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+          pa[kk][mt][2] = ptx::pack<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+          pa[kk][mt][3] = ptx::pack<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
 
       // V(n) landed (K(n+1) may still be in flight); buffer buf^1's V is free since the barrier above.
       ptx::cp_async_wait<1>();
       __syncthreads();
-      if (n + 1 < n_tiles) issue_v(n + 1, buf ^ 1);
+      if (n + 1 < n_tiles) issue(false, n + 1, buf ^ 1);
       ptx::cp_async_commit();
 
-      // O += P V: the C fragments of key tiles 2kk and 2kk+1 are exactly the A fragment of k-slice kk.
-#pragma unroll
+#pragma unroll  // O += P V
       for (int kk = 0; kk < BN / 16; ++kk) {
-        std::uint32_t pa[MT][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          pa[mt][0] = M::pack(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-          pa[mt][1] = M::pack(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-          pa[mt][2] = M::pack(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-          pa[mt][3] = M::pack(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-        }
 #pragma unroll
         for (int dp = 0; dp < D / 16; ++dp) {
           std::uint32_t vb[4];  // .trans: {b0, b1} of d tile 2dp, then of d tile 2dp+1
           ptx::ldmatrix_x4_trans(vb, s_v(buf) + a_lane + (kk * 16 * ST + dp * 16) * ES);
 #pragma unroll
           for (int mt = 0; mt < MT; ++mt) {
-            M::run(o[mt][2 * dp], pa[mt], vb[0], vb[1]);
-            M::run(o[mt][2 * dp + 1], pa[mt], vb[2], vb[3]);
+            ptx::mma<T>(o[mt][2 * dp], pa[kk][mt], vb[0], vb[1]);
+            ptx::mma<T>(o[mt][2 * dp + 1], pa[kk][mt], vb[2], vb[3]);
           }
         }
       }
@@ -365,7 +371,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kern
   }
 
   // Normalise and store; a row without a valid key has l = 0 and O = 0 and is written as exact zeros.
-  T* go = static_cast<T*>(p.out) + q_off;
+  const int em0 = int(ptx::ctaid<0>()) * BM, eh = int(ptx::ctaid<1>()), eb = int(ptx::ctaid<2>());
+  const int out_rows = min(BM, p.seq_q - em0);
+  T* go = static_cast<T*>(p.out) + (std::int64_t(eb) * p.seq_q + em0) * q_stride + std::int64_t(eh) * D;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -375,11 +383,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) flash_fwd_kern
       l += __shfl_xor_sync(0xffffffffu, l, 2);
       const float inv = l > 0.0f ? 1.0f / l : 0.0f;
       const int row = warp_row + mt * 16 + g + 8 * rh;
-      if (row < q_rows) {
+      if (row < out_rows) {
         T* dst = go + row * q_stride + 2 * t;
 #pragma unroll
-        for (int j = 0; j < DT; ++j)
-          *reinterpret_cast<std::uint32_t*>(dst + j * 8) = M::pack(o[mt][j][2 * rh] * inv, o[mt][j][2 * rh + 1] * inv);
+        for (int j = 0; j < DT; ++j) {
+          const std::uint32_t packed = ptx::pack<T>(o[mt][j][2 * rh] * inv, o[mt][j][2 * rh + 1] * inv);
+          *reinterpret_cast<std::uint32_t*>(dst + j * 8) = packed;
+        }
       }
     }
 }

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,13 @@ namespace {
 using cuda_impl::FlashConfig;
 using cuda_impl::FlashParams;
 
-// Tiles of the sm_80 kernel (measured on an H200, Sq=Sk=11440, H=24, bf16). D=128: FlashAttention-2's
-// layout, 4 warps x 32 query rows, 64-key tiles, Q read from shared memory (255 registers, 104.5 KB:
-// two CTAs per SM on Hopper), 313 TFLOP/s. Where two of those do not fit an SM (A100: 164 KB,
-// sm_86/89: 100 KB) 32-key tiles take 70 KB (295 TFLOP/s on the H200). D=64: 4 x 32 rows, 64-key
-// tiles (264 TFLOP/s). D=32: 4 warps x 16 rows, Q in registers, three CTAs per SM (204 TFLOP/s).
+// Tiles of the sm_80 kernel (measured on an H200, Sq=Sk=11440, H=24, B=1, bf16; fp16 the same).
+// D=128: FlashAttention-2's layout, 4 warps x 32 query rows, 64-key tiles, Q read from shared memory
+// (251-255 registers, no spills; 104.5 KB: two CTAs per SM on Hopper): 329 TFLOP/s. Where two of
+// those do not fit an SM (A100: 164 KB, sm_86/89: 100 KB), 32-key tiles take 70 KB (275 TFLOP/s on
+// the H200). D=64: 4 x 32 rows, 64-key tiles (252). D=32: 4 warps x 16 rows, Q in registers, three
+// CTAs per SM (173). 8 warps x 16 rows measured slower at every head dim (twice the ldmatrix traffic
+// per mma).
 template <typename T, int D, int kWarps, int kMTiles, int kBlockN, bool kQInRegs, int kMinBlocks>
 using Cfg = FlashConfig<T, D, kWarps, kMTiles, kBlockN, kQInRegs, kMinBlocks>;
 template <typename T>
@@ -111,6 +114,8 @@ void flash_attention_cuda(const AttentionProblem& problem) {
   params.heads_q = static_cast<int>(sh.heads_q);
   params.heads_kv = static_cast<int>(sh.heads_kv);
   params.group = static_cast<int>(sh.heads_q / sh.heads_kv);
+  params.q_stride = sh.heads_q * sh.head_dim;
+  params.kv_stride = sh.heads_kv * sh.head_dim;
   params.scale_log2 = static_cast<float>(static_cast<double>(problem.softmax_scale()) * 1.4426950408889634);
   // Scale 0 (uniform weights): a tiny positive scale gives the same weights, and keeps hidden keys'
   // scaled scores at -inf rather than 0 * inf = NaN.
