@@ -25,12 +25,13 @@ done
 
 # The CUDA kernel tests under the sanitizers (racecheck is slow: the focused kernel tests only).
 kernel_tests='*Cuda*'
+limit=${SANITIZER_TIMEOUT:-900}  # seconds per sanitizer run; a timeout counts as a failure
 if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool ($kernel_tests)"
     filter=$kernel_tests
-    [ "$tool" = racecheck ] && filter='FlashCuda*:CudaSdpa*'
-    if compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/tests/dattn_tests_attention" \
+    [ "$tool" = racecheck ] && filter='FlashCuda*:FlashHopperCuda*:CudaSdpa*'
+    if timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/tests/dattn_tests_attention" \
         --gtest_brief=1 --gtest_filter="$filter" >"$logs/sanitizer-$tool.log" 2>&1; then
       tail -n 4 "$logs/sanitizer-$tool.log"
     else
