@@ -31,6 +31,9 @@ Choice env_choice() {
     const char* v = std::getenv("DATTN_FLASH_KERNEL");
     if (v && std::strcmp(v, "portable") == 0) return Choice::Portable;
     if (v && std::strcmp(v, "hopper") == 0) return Choice::Hopper;
+    // A typo must not silently benchmark the wrong kernel.
+    if (v && *v && std::strcmp(v, "auto") != 0)
+      throw UserError(std::string("DATTN_FLASH_KERNEL='") + v + "': expected portable, hopper or auto");
     return Choice::Auto;
   }();
   return choice;
