@@ -85,6 +85,8 @@ void run_hopper_case(const HopperCase& hc) {
   }
   const ErrorStats e = compare(got.data(), ref.data(), got.size());
   EXPECT_LE(e.rel_l2, 3e-3) << host.shape.describe() << " rel_l1=" << e.rel_l1 << " max_abs=" << e.max_abs;
+#else
+  (void)hc;  // unreachable without CUDA: the skip above always fires
 #endif
 }
 
