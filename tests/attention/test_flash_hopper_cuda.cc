@@ -1,6 +1,6 @@
 // The Hopper (sm_90a) FLASH_ATTN kernel against the float64 reference: partial tiles, GQA, key
-// lengths (including an empty batch item, which must give zeros), a long sequence. Skipped without
-// a compute capability 9.0 device.
+// lengths (including an empty batch item, which must give zeros), a long sequence; head dim 128 and
+// 64. Skipped without a compute capability 9.0 device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,6 +28,7 @@ struct HopperCase {
   std::vector<std::int64_t> key_lengths;  // empty: no key padding
   DType dtype = DType::BF16;
   bool poison_padding = false;  // NaN in K and V of the keys padding hides (after the reference)
+  std::int64_t head_dim = 128;
 };
 
 void run_hopper_case(const HopperCase& hc) {
@@ -40,7 +41,7 @@ void run_hopper_case(const HopperCase& hc) {
   shape.seq_k = hc.seq_k;
   shape.heads_q = hc.heads_q;
   shape.heads_kv = hc.heads_kv;
-  shape.head_dim = 128;
+  shape.head_dim = hc.head_dim;
   shape.dtype = hc.dtype;
   test::AttentionCase c = test::make_random_case(shape, test::MaskMode::None, 1234);
   if (!hc.key_lengths.empty()) {
@@ -103,6 +104,41 @@ TEST(FlashHopperCuda, KeyLengthsSingleItem) {
 TEST(FlashHopperCuda, NaNInPaddedKeys) {
   run_hopper_case({3, 77, 300, 2, 2, {0, 70, 200}, DType::BF16, true});
   run_hopper_case({2, 130, 131, 2, 1, {131, 5}, DType::F16, true});
+}
+
+// Head dim 64: the same shapes (one 128-byte slab per row, P V with wgmma m64n64k16).
+HopperCase hd64(HopperCase hc) {
+  hc.head_dim = 64;
+  return hc;
+}
+TEST(FlashHopperCudaHd64, SingleTile) { run_hopper_case(hd64({1, 128, 128, 1, 1, {}})); }
+TEST(FlashHopperCudaHd64, PartialTiles) { run_hopper_case(hd64({1, 1000, 1000, 2, 2, {}})); }
+TEST(FlashHopperCudaHd64, UnequalShortSequences) { run_hopper_case(hd64({1, 77, 131, 1, 1, {}})); }
+TEST(FlashHopperCudaHd64, GroupedQuery) { run_hopper_case(hd64({1, 300, 260, 8, 2, {}})); }
+TEST(FlashHopperCudaHd64, KeyLengthsWithEmptyItem) { run_hopper_case(hd64({3, 200, 300, 2, 2, {0, 70, 300}})); }
+TEST(FlashHopperCudaHd64, LongSequence) { run_hopper_case(hd64({1, 4096, 4096, 2, 2, {}})); }
+TEST(FlashHopperCudaHd64, Fp16) { run_hopper_case(hd64({2, 333, 517, 4, 1, {}, DType::F16})); }
+TEST(FlashHopperCudaHd64, KeyLengthsSingleItem) { run_hopper_case(hd64({1, 256, 384, 2, 1, {200}})); }
+TEST(FlashHopperCudaHd64, NaNInPaddedKeys) {
+  run_hopper_case(hd64({3, 77, 300, 2, 2, {0, 70, 200}, DType::BF16, true}));
+  run_hopper_case(hd64({2, 130, 131, 2, 1, {131, 5}, DType::F16, true}));
+}
+
+TEST(FlashHopperCuda, SupportedHeadDims) {
+#if defined(DATTN_WITH_CUDA)
+  AttentionShape shape;
+  shape.batch = 1;
+  shape.seq_q = shape.seq_k = 128;
+  shape.heads_q = shape.heads_kv = 1;
+  shape.dtype = DType::BF16;
+  for (std::int64_t d : {32, 64, 80, 96, 128, 256}) {
+    shape.head_dim = d;
+    EXPECT_EQ(flash::flash_hopper_supports(shape, 90), d == 64 || d == 128) << "head dim " << d;
+    EXPECT_FALSE(flash::flash_hopper_supports(shape, 80)) << "head dim " << d;
+  }
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
 }
 
 }  // namespace

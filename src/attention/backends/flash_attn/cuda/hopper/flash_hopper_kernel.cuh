@@ -6,8 +6,10 @@
 // operands in 128B-swizzled shared memory), runs the online softmax in registers (exp2 with the scale
 // folded in), converts P to 16-bit in registers and accumulates O += P V with the register-A wgmma
 // (V read transposed from shared memory). The softmax of tile j overlaps the P V wgmma of tile j-1.
-// Head dim 128, any Sq/Sk (TMA zero-fills out-of-range rows; keys past the valid length are masked),
-// grouped-query attention, key padding by per-batch lengths; batches without a valid key get zeros.
+// Head dim 128 or 64 (template parameter; shared-memory rows are split into 64-column = 128-byte
+// slabs, one 128B swizzle atom row each: two slabs for D = 128, one for D = 64), any Sq/Sk (TMA
+// zero-fills out-of-range rows; keys past the valid length are masked), grouped-query attention,
+// key padding by per-batch lengths; batches without a valid key get zeros.
 // Built for every architecture; the body is empty except on sm_90a.
 #include <cuda.h>  // CUtensorMap (types only; the driver entry point is fetched at run time)
 #include <cuda_bf16.h>
@@ -23,7 +25,7 @@ namespace dattn::flash::hopper {
 inline constexpr int kInlineLengths = 64;
 
 struct HopperParams {
-  CUtensorMap tm_q;  // 4-D {D, Hq, Sq, B}, box {64, 1, 128, 1}, 128B swizzle
+  CUtensorMap tm_q;  // 4-D {D, Hq, Sq, B}, box {64, 1, 128, 1} (one 64-column slab), 128B swizzle
   CUtensorMap tm_k;  // 4-D {D, Hkv, Sk, B}, same box
   CUtensorMap tm_v;
   void* out = nullptr;                // [B, Sq, Hq, D]
@@ -34,11 +36,16 @@ struct HopperParams {
   float scale_log2 = 0;  // softmax scale * log2(e), > 0
 };
 
+template <int kHeadDim_>
 struct HopperConfig {
-  static constexpr int kBlockM = 128, kBlockN = 128, kHeadDim = 128, kStages = 2;
+  static_assert(kHeadDim_ == 64 || kHeadDim_ == 128, "the Hopper kernel supports head dim 64 and 128");
+  static constexpr int kBlockM = 128, kBlockN = 128, kHeadDim = kHeadDim_, kStages = 2;
   static constexpr int kThreads = 384;
+  static constexpr int kSlabs = kHeadDim / 64;           // 64-column (128-byte) slabs per row
+  static constexpr int kChunks = kHeadDim / 8;           // 16-byte chunks per row
+  static constexpr int kAcc = kHeadDim / 2;              // O accumulators per consumer thread
   static constexpr int kHalfBytes = 128 * 128;           // one 64-column slab of a 128-row tile
-  static constexpr int kTileBytes = 2 * kHalfBytes;      // 128 rows x 128 columns x 2 bytes
+  static constexpr int kTileBytes = kSlabs * kHalfBytes;  // 128 rows x kHeadDim columns x 2 bytes
   static constexpr int kBarrierOffset = kTileBytes * (1 + 2 * kStages);
   static constexpr int kSmemBytes = kBarrierOffset + 256 + 1024;  // + barriers + alignment slack
   static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
@@ -62,15 +69,15 @@ __device__ __forceinline__ std::uint32_t pack2(float a, float b) {
 }
 
 // Shared-memory ring: Q, then K[kStages], then V[kStages], then the barriers.
+template <int kHeadDim>
 struct SmemView {
+  using Cfg = HopperConfig<kHeadDim>;
   std::uint8_t* base;
   __device__ std::uint8_t* q() const { return base; }
-  __device__ std::uint8_t* k(int s) const { return base + HopperConfig::kTileBytes * (1 + s); }
-  __device__ std::uint8_t* v(int s) const {
-    return base + HopperConfig::kTileBytes * (1 + HopperConfig::kStages + s);
-  }
+  __device__ std::uint8_t* k(int s) const { return base + Cfg::kTileBytes * (1 + s); }
+  __device__ std::uint8_t* v(int s) const { return base + Cfg::kTileBytes * (1 + Cfg::kStages + s); }
   __device__ std::uint64_t* bar(int i) const {
-    return reinterpret_cast<std::uint64_t*>(base + HopperConfig::kBarrierOffset) + i;
+    return reinterpret_cast<std::uint64_t*>(base + Cfg::kBarrierOffset) + i;
   }
   // Barrier indices: 0 q_full; then per stage k_full, k_empty, v_full, v_empty.
   __device__ std::uint64_t* q_full() const { return bar(0); }
@@ -87,25 +94,31 @@ __device__ __forceinline__ int valid_keys(const HopperParams& p, int b) {
   return max(n, 0);
 }
 
-// S = Q K^T for this consumer's 64 rows: 8 k-steps of 16 over D = 128 (two 64-column slabs).
-template <bool kFp16>
+// S = Q K^T for this consumer's 64 rows: D / 16 k-steps of 16 (4 per 64-column slab).
+template <int kHeadDim, bool kFp16>
 __device__ __forceinline__ void issue_qk(float* s, std::uint32_t q_addr, std::uint32_t k_addr) {
   wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < 8; ++kk) {
-    const std::uint32_t off = (kk / 4) * HopperConfig::kHalfBytes + (kk % 4) * 32;
+  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+    const std::uint32_t off = (kk / 4) * HopperConfig<kHeadDim>::kHalfBytes + (kk % 4) * 32;
     wgmma_ss_m64n128k16<kFp16>(s, make_desc(q_addr + off, 16, 1024), make_desc(k_addr + off, 16, 1024), kk > 0);
   }
   wgmma_commit();
 }
 
-// O += P V: 8 k-steps of 16 keys; P from registers, V [keys][D] read transposed (MN-major).
-template <bool kFp16>
+// O += P V: 8 k-steps of 16 keys; P from registers, V [keys][D] read transposed (MN-major). D = 128:
+// n128 over two 64-column slabs (LBO = slab offset); D = 64: n64 over the single slab.
+template <int kHeadDim, bool kFp16>
 __device__ __forceinline__ void issue_pv(float* o, const std::uint32_t* p, std::uint32_t v_addr) {
+  constexpr std::uint32_t kSlab = HopperConfig<kHeadDim>::kHalfBytes;
   wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < 8; ++kk)
-    wgmma_rs_m64n128k16<kFp16>(o, p + 4 * kk, make_desc(v_addr + kk * 2048, HopperConfig::kHalfBytes, 1024));
+  for (int kk = 0; kk < 8; ++kk) {
+    if constexpr (kHeadDim == 128)
+      wgmma_rs_m64n128k16<kFp16>(o, p + 4 * kk, make_desc(v_addr + kk * 2048, kSlab, 1024));
+    else
+      wgmma_rs_m64n64k16<kFp16>(o, p + 4 * kk, make_desc(v_addr + kk * 2048, kSlab, 1024));
+  }
   wgmma_commit();
 }
 
@@ -145,15 +158,18 @@ __device__ __forceinline__ void softmax_tile(float* s, float* m, float* l, float
 // Named barriers: 1 and 2 pass the tensor-core "token" between the consumer warpgroups (ping-pong:
 // one issues its GEMMs while the other runs its softmax); 3 and 4 sync one warpgroup's epilogue; 5
 // syncs both consumer warpgroups after zeroing padded V rows.
-template <bool kFp16, bool kPingPong>
-__device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& sm, int cw, int n_tiles,
+template <int kHeadDim, bool kFp16, bool kPingPong>
+__device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<kHeadDim>& sm, int cw, int n_tiles,
                                          int kv_len) {
-  using Cfg = HopperConfig;
+  using Cfg = HopperConfig<kHeadDim>;
+  constexpr int kAcc = Cfg::kAcc;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
-  float o[64], s[64];
+  float o[kAcc], s[64];
   std::uint32_t pr[32];
 #pragma unroll
-  for (int i = 0; i < 64; ++i) o[i] = s[i] = 0.f;
+  for (int i = 0; i < 64; ++i) s[i] = 0.f;
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) o[i] = 0.f;
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f}, alpha[2];
   const std::uint32_t q_addr = smem_u32(sm.q()) + cw * 64 * 128;
   const int last_limit = kv_len - (n_tiles - 1) * Cfg::kBlockN;
@@ -169,7 +185,7 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
   // Tile 0: S, softmax, P.
   mbar_wait(sm.k_full(0), 0);
   sched_wait();
-  issue_qk<kFp16>(s, q_addr, smem_u32(sm.k(0)));
+  issue_qk<kHeadDim, kFp16>(s, q_addr, smem_u32(sm.k(0)));
   sched_signal();
   wgmma_wait<0>();
   fence_regs(s, 64);
@@ -184,19 +200,19 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
     mbar_wait(sm.k_full(st), ph);
     mbar_wait(sm.v_full(pst), pph);
     sched_wait();
-    issue_qk<kFp16>(s, q_addr, smem_u32(sm.k(st)));
-    issue_pv<kFp16>(o, pr, smem_u32(sm.v(pst)));
+    issue_qk<kHeadDim, kFp16>(s, q_addr, smem_u32(sm.k(st)));
+    issue_pv<kHeadDim, kFp16>(o, pr, smem_u32(sm.v(pst)));
     sched_signal();
     wgmma_wait<1>();  // S done (P V of tile j-1 may still run)
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(st));
     softmax_tile(s, m, l, alpha, j == n_tiles - 1 ? last_limit : 128, lane, p.scale_log2);
     wgmma_wait<0>();
-    fence_regs(o, 64);
+    fence_regs(o, kAcc);
     fence_regs(pr, 32);
     if (lane == 0) mbar_arrive(sm.v_empty(pst));
 #pragma unroll
-    for (int i = 0; i < 64; ++i) o[i] *= alpha[(i >> 1) & 1];
+    for (int i = 0; i < kAcc; ++i) o[i] *= alpha[(i >> 1) & 1];
 #pragma unroll
     for (int i = 0; i < 32; ++i) pr[i] = pack2<kFp16>(s[2 * i], s[2 * i + 1]);
   }
@@ -204,12 +220,12 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
     const int pst = (n_tiles - 1) % Cfg::kStages, pph = ((n_tiles - 1) / Cfg::kStages) & 1;
     mbar_wait(sm.v_full(pst), pph);
     if (kv_len < p.seq_k && last_limit < Cfg::kBlockN) {
-      // Key padding cuts the last tile: zero V rows [last_limit, 128) (both 64-column slabs), so that
+      // Key padding cuts the last tile: zero V rows [last_limit, 128) (all 64-column slabs), so that
       // non-finite values stored in padded keys cannot reach O through 0 * NaN. Rows past Sk are
       // already zero (TMA fill). Both consumer warpgroups share the work, then meet on barrier 5.
-      const int chunks = (Cfg::kBlockN - last_limit) * 16;
+      const int chunks = (Cfg::kBlockN - last_limit) * Cfg::kChunks;
       for (int idx = cw * 128 + t; idx < chunks; idx += 256) {
-        const int r = last_limit + idx / 16, c = idx % 16;
+        const int r = last_limit + idx / Cfg::kChunks, c = idx % Cfg::kChunks;
         *reinterpret_cast<uint4*>(sm.v(pst) + (c / 8) * Cfg::kHalfBytes + r * 128 + (c % 8) * 16) =
             make_uint4(0, 0, 0, 0);
       }
@@ -217,10 +233,10 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
       named_sync(5, 256);
     }
     sched_wait();
-    issue_pv<kFp16>(o, pr, smem_u32(sm.v(pst)));
+    issue_pv<kHeadDim, kFp16>(o, pr, smem_u32(sm.v(pst)));
     sched_signal();
     wgmma_wait<0>();
-    fence_regs(o, 64);
+    fence_regs(o, kAcc);
     if (lane == 0) mbar_arrive(sm.v_empty(pst));
   }
   if (kPingPong && cw == 0) named_sync(1, 256);  // consume warpgroup 1's last signal
@@ -234,17 +250,17 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
     v += __shfl_xor_sync(0xffffffffu, v, 2);
     inv[r] = v > 0.f ? 1.f / v : 0.f;
   }
-  // Stage the 64 x 128 tile in this warpgroup's Q rows (16-byte chunks XOR-swizzled by row, so the
-  // fragment writes are conflict-free), then store whole 256-byte rows with 16-byte accesses.
+  // Stage the 64 x D tile in this warpgroup's Q rows (16-byte chunks XOR-swizzled by row, so the
+  // fragment writes are conflict-free), then store whole 2D-byte rows with 16-byte accesses.
   std::uint8_t* stage = sm.q();
-  const auto chunk_addr = [&](int r, int c) {  // r: row within this warpgroup, c: 16-byte chunk 0..15
+  const auto chunk_addr = [&](int r, int c) {  // r: row within this warpgroup, c: 16-byte chunk < kChunks
     return stage + (c / 8) * Cfg::kHalfBytes + (cw * 64 + r) * 128 + (((c & 7) ^ (r & 7)) * 16);
   };
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = warp * 16 + lane / 4 + 8 * r;
 #pragma unroll
-    for (int nt = 0; nt < 16; ++nt) {
+    for (int nt = 0; nt < Cfg::kChunks; ++nt) {
       const int i = nt * 4 + 2 * r;
       *reinterpret_cast<std::uint32_t*>(chunk_addr(row, nt) + (lane % 4) * 4) =
           pack2<kFp16>(o[i] * inv[r], o[i + 1] * inv[r]);
@@ -254,8 +270,8 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
   const int b = blockIdx.z, hq = blockIdx.y;
   const int row_base = blockIdx.x * Cfg::kBlockM + cw * 64;
 #pragma unroll
-  for (int it = 0; it < 8; ++it) {
-    const int idx = it * 128 + t, r = idx / 16, c = idx % 16;
+  for (int it = 0; it < Cfg::kChunks / 2; ++it) {
+    const int idx = it * 128 + t, r = idx / Cfg::kChunks, c = idx % Cfg::kChunks;
     const int row = row_base + r;
     if (row >= p.seq_q) continue;
     const std::int64_t off = ((static_cast<std::int64_t>(b) * p.seq_q + row) * p.heads_q + hq) * Cfg::kHeadDim;
@@ -264,12 +280,13 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView& 
   }
 }
 
-template <bool kFp16, bool kPingPong>
-__global__ void __launch_bounds__(HopperConfig::kThreads, 1) flash_hopper_kernel(const __grid_constant__ HopperParams p) {
+template <int kHeadDim, bool kFp16, bool kPingPong>
+__global__ void __launch_bounds__(HopperConfig<kHeadDim>::kThreads, 1)
+    flash_hopper_kernel(const __grid_constant__ HopperParams p) {
 #if DATTN_SM90A
-  using Cfg = HopperConfig;
+  using Cfg = HopperConfig<kHeadDim>;
   extern __shared__ std::uint8_t smem_raw[];
-  const SmemView sm{reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
+  const SmemView<kHeadDim> sm{reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
                                                     ~static_cast<std::uintptr_t>(1023))};
   const int m_block = blockIdx.x, hq = blockIdx.y, b = blockIdx.z;
   const int kv_len = valid_keys(p, b);
@@ -278,10 +295,10 @@ __global__ void __launch_bounds__(HopperConfig::kThreads, 1) flash_hopper_kernel
 
   if (n_tiles == 0) {  // no valid key: zeros
     const int rows = min(Cfg::kBlockM, p.seq_q - m_block * Cfg::kBlockM);
-    for (int idx = tid; idx < rows * 16; idx += Cfg::kThreads) {
-      const int row = m_block * Cfg::kBlockM + idx / 16;
+    for (int idx = tid; idx < rows * Cfg::kChunks; idx += Cfg::kThreads) {
+      const int row = m_block * Cfg::kBlockM + idx / Cfg::kChunks;
       const std::int64_t off = ((static_cast<std::int64_t>(b) * p.seq_q + row) * p.heads_q + hq) * Cfg::kHeadDim;
-      reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p.out) + off)[idx % 16] = make_uint4(0, 0, 0, 0);
+      reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p.out) + off)[idx % Cfg::kChunks] = make_uint4(0, 0, 0, 0);
     }
     return;
   }
@@ -308,23 +325,26 @@ __global__ void __launch_bounds__(HopperConfig::kThreads, 1) flash_hopper_kernel
       const int hkv = hq / p.group;
       mbar_arrive_expect_tx(sm.q_full(), Cfg::kTileBytes);
       tma_load_4d(sm.q(), &p.tm_q, sm.q_full(), 0, hq, m_block * Cfg::kBlockM, b);
-      tma_load_4d(sm.q() + Cfg::kHalfBytes, &p.tm_q, sm.q_full(), 64, hq, m_block * Cfg::kBlockM, b);
+      if constexpr (Cfg::kSlabs == 2)
+        tma_load_4d(sm.q() + Cfg::kHalfBytes, &p.tm_q, sm.q_full(), 64, hq, m_block * Cfg::kBlockM, b);
       for (int j = 0; j < n_tiles; ++j) {
         const int st = j % Cfg::kStages, ph = (j / Cfg::kStages) & 1;
         mbar_wait(sm.k_empty(st), ph ^ 1);
         mbar_arrive_expect_tx(sm.k_full(st), Cfg::kTileBytes);
         tma_load_4d(sm.k(st), &p.tm_k, sm.k_full(st), 0, hkv, j * Cfg::kBlockN, b);
-        tma_load_4d(sm.k(st) + Cfg::kHalfBytes, &p.tm_k, sm.k_full(st), 64, hkv, j * Cfg::kBlockN, b);
+        if constexpr (Cfg::kSlabs == 2)
+          tma_load_4d(sm.k(st) + Cfg::kHalfBytes, &p.tm_k, sm.k_full(st), 64, hkv, j * Cfg::kBlockN, b);
         mbar_wait(sm.v_empty(st), ph ^ 1);
         mbar_arrive_expect_tx(sm.v_full(st), Cfg::kTileBytes);
         tma_load_4d(sm.v(st), &p.tm_v, sm.v_full(st), 0, hkv, j * Cfg::kBlockN, b);
-        tma_load_4d(sm.v(st) + Cfg::kHalfBytes, &p.tm_v, sm.v_full(st), 64, hkv, j * Cfg::kBlockN, b);
+        if constexpr (Cfg::kSlabs == 2)
+          tma_load_4d(sm.v(st) + Cfg::kHalfBytes, &p.tm_v, sm.v_full(st), 64, hkv, j * Cfg::kBlockN, b);
       }
     }
     return;
   }
   regs_alloc<Cfg::kConsumerRegs>();
-  consumer<kFp16, kPingPong>(p, sm, wg - 1, n_tiles, kv_len);
+  consumer<kHeadDim, kFp16, kPingPong>(p, sm, wg - 1, n_tiles, kv_len);
 #endif
 }
 

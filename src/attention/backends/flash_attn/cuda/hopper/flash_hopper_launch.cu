@@ -64,15 +64,19 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
   return fn;
 }
 
-// A [B, S, H, D=128] 16-bit tensor as a 4-D TMA map {D, H, S, B}, box {64, 1, 128, 1}, 128B swizzle:
-// each box lands in shared memory as 128 rows x 128 bytes, the layout the wgmma descriptors expect.
-CUtensorMap make_map(const void* ptr, std::int64_t batch, std::int64_t seq, std::int64_t heads, bool fp16) {
-  constexpr std::int64_t D = HopperConfig::kHeadDim;
+// Head dims with a kernel instantiation (flash_hopper_supports and the dispatch below agree on these).
+bool head_dim_supported(std::int64_t d) { return d == 64 || d == 128; }
+
+// A [B, S, H, D] 16-bit tensor (D = 64 or 128) as a 4-D TMA map {D, H, S, B}, box {64, 1, 128, 1},
+// 128B swizzle: each box (one 64-column slab) lands in shared memory as 128 rows x 128 bytes, the
+// layout the wgmma descriptors expect; D = 128 takes two boxes per tile.
+CUtensorMap make_map(const void* ptr, std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t D,
+                     bool fp16) {
   CUtensorMap map;
   std::memset(&map, 0, sizeof(map));
   const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(heads), cuuint64_t(seq), cuuint64_t(batch)};
   const cuuint64_t strides[3] = {cuuint64_t(D * 2), cuuint64_t(heads * D * 2), cuuint64_t(seq * heads * D * 2)};
-  const cuuint32_t box[4] = {64, 1, cuuint32_t(HopperConfig::kBlockM), 1};
+  const cuuint32_t box[4] = {64, 1, cuuint32_t(HopperConfig<128>::kBlockM), 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r = encode_fn()(&map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
                                  const_cast<void*>(ptr), dims, strides, box, elem_strides,
@@ -95,13 +99,23 @@ bool pingpong() {
   return on;
 }
 
-template <bool kFp16, bool kPingPong>
+template <int kHeadDim, bool kFp16, bool kPingPong>
 void launch(const HopperParams& params, dim3 grid, cudaStream_t stream) {
-  const auto kernel = hopper::flash_hopper_kernel<kFp16, kPingPong>;
-  DATTN_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, HopperConfig::kSmemBytes));
-  kernel<<<grid, HopperConfig::kThreads, HopperConfig::kSmemBytes, stream>>>(params);
+  using Cfg = HopperConfig<kHeadDim>;
+  const auto kernel = hopper::flash_hopper_kernel<kHeadDim, kFp16, kPingPong>;
+  DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   DATTN_CUDA_CHECK(cudaGetLastError());
+}
+
+template <int kHeadDim>
+void launch_dim(const HopperParams& params, dim3 grid, cudaStream_t stream, bool fp16) {
+  if (fp16)
+    pingpong() ? launch<kHeadDim, true, true>(params, grid, stream)
+               : launch<kHeadDim, true, false>(params, grid, stream);
+  else
+    pingpong() ? launch<kHeadDim, false, true>(params, grid, stream)
+               : launch<kHeadDim, false, false>(params, grid, stream);
 }
 
 }  // namespace
@@ -109,7 +123,7 @@ void launch(const HopperParams& params, dim3 grid, cudaStream_t stream) {
 bool flash_hopper_supports(const AttentionShape& shape, int cc) {
   if (cc < 90 || cc >= 100) return false;
   if (shape.dtype != DType::BF16 && shape.dtype != DType::F16) return false;
-  if (shape.head_dim != HopperConfig::kHeadDim) return false;
+  if (!head_dim_supported(shape.head_dim)) return false;
   if (shape.mask == MaskKind::General) return false;
   if (shape.heads_kv <= 0 || shape.heads_q % shape.heads_kv != 0) return false;
   constexpr std::int64_t kIntMax = 0x7fffffff;
@@ -129,8 +143,8 @@ bool flash_hopper_handles(const AttentionProblem& problem) {
                   aligned16(problem.v) && aligned16(problem.out);
   if (!ok && choice == Choice::Hopper)
     throw UserError("FLASH_ATTN (cuda): DATTN_FLASH_KERNEL=hopper but the Hopper kernel cannot run " +
-                    problem.shape.describe() + " on this device (needs sm_90, bf16/fp16, D=128, key lengths not a "
-                    "key mask, positive scale)");
+                    problem.shape.describe() + " on this device (needs sm_90, bf16/fp16, D=64 or 128, key lengths "
+                    "not a key mask, positive scale)");
   return ok;
 }
 
@@ -142,9 +156,12 @@ void flash_attention_hopper(const AttentionProblem& problem) {
   // seq_k == 0: the kernel writes zeros without touching K/V; keep the maps valid with extent 1.
   const std::int64_t sk_map = sh.seq_k > 0 ? sh.seq_k : 1;
   HopperParams params{};
-  params.tm_q = make_map(problem.q, sh.batch, sh.seq_q, sh.heads_q, fp16);
-  params.tm_k = make_map(problem.k ? problem.k : problem.q, sh.batch, sk_map, sh.heads_kv, fp16);
-  params.tm_v = make_map(problem.v ? problem.v : problem.q, sh.batch, sk_map, sh.heads_kv, fp16);
+  const std::int64_t D = sh.head_dim;
+  if (!head_dim_supported(D))
+    throw std::runtime_error("FLASH_ATTN (hopper): unsupported head dim " + std::to_string(D));
+  params.tm_q = make_map(problem.q, sh.batch, sh.seq_q, sh.heads_q, D, fp16);
+  params.tm_k = make_map(problem.k ? problem.k : problem.q, sh.batch, sk_map, sh.heads_kv, D, fp16);
+  params.tm_v = make_map(problem.v ? problem.v : problem.q, sh.batch, sk_map, sh.heads_kv, D, fp16);
   params.out = problem.out;
   params.seq_q = static_cast<int>(sh.seq_q);
   params.seq_k = static_cast<int>(sh.seq_k);
@@ -168,12 +185,14 @@ void flash_attention_hopper(const AttentionProblem& problem) {
       params.key_lengths = lengths_dev;
     }
   }
-  const dim3 grid(static_cast<unsigned>((sh.seq_q + HopperConfig::kBlockM - 1) / HopperConfig::kBlockM),
-                  static_cast<unsigned>(sh.heads_q), static_cast<unsigned>(sh.batch));
-  if (fp16)
-    pingpong() ? launch<true, true>(params, grid, stream) : launch<true, false>(params, grid, stream);
+  constexpr int kBlockM = HopperConfig<128>::kBlockM;
+  static_assert(kBlockM == HopperConfig<64>::kBlockM);
+  const dim3 grid(static_cast<unsigned>((sh.seq_q + kBlockM - 1) / kBlockM), static_cast<unsigned>(sh.heads_q),
+                  static_cast<unsigned>(sh.batch));
+  if (D == 128)
+    launch_dim<128>(params, grid, stream, fp16);
   else
-    pingpong() ? launch<false, true>(params, grid, stream) : launch<false, false>(params, grid, stream);
+    launch_dim<64>(params, grid, stream, fp16);
   if (lengths_dev) DATTN_CUDA_CHECK(cudaFreeAsync(lengths_dev, stream));
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // wgmma (sm_90a warpgroup MMA) helpers for the Hopper FLASH_ATTN kernel: shared-memory matrix
-// descriptors for 128-byte-swizzled tiles and the two m64n128k16 bf16/fp16 forms the kernel uses.
+// descriptors for 128-byte-swizzled tiles and the m64n128k16 (SS, RS) and m64n64k16 (RS) bf16/fp16
+// forms the kernel uses.
 // Every asm is compiled only for sm_90a; other targets get empty bodies (never executed there).
 #include <cstdint>
 
@@ -15,7 +16,8 @@ namespace dattn::flash::hopper {
 // Matrix descriptor of a 128B-swizzled tile whose swizzle atoms (8 rows x 128 bytes) are 1024-byte
 // aligned: start address, leading / stride byte offsets (all >> 4), swizzle mode 1 (128B) in bits 62-63.
 //  K-major (Q, K): rows of 128 bytes; SBO = 1024 (next 8-row group), LBO unused (1).
-//  MN-major (V as the B operand of P V): LBO = offset of the next 64-column slab, SBO = 1024.
+//  MN-major (V as the B operand of P V): LBO = offset of the next 64-column slab, SBO = 1024
+//  (with N = 64 there is a single slab and LBO is not used).
 __device__ __forceinline__ std::uint64_t make_desc(std::uint32_t smem_addr, std::uint32_t lbo, std::uint32_t sbo) {
   std::uint64_t desc = 0;
   desc |= static_cast<std::uint64_t>((smem_addr & 0x3FFFF) >> 4);
@@ -87,6 +89,24 @@ __device__ __forceinline__ void fence_regs(std::uint32_t* r, int n) {
                : DATTN_WGMMA_ACC_OPERANDS(d)                                                          \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
 
+// The 32 fp32 accumulator registers of one m64n64 wgmma, as asm operands %0..%31.
+#define DATTN_WGMMA_ACC32_PLACEHOLDERS                                                                \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                            \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define DATTN_WGMMA_ACC32_OPERANDS(d)                                                                  \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),     \
+  "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+  "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+  "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+
+// D[64x64] += A[64x16] * B[16x64]: DATTN_WGMMA_RS with N = 64 (head dim 64), 32 accumulators.
+#define DATTN_WGMMA_RS64(TYPE)                                                                         \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                          \
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32." #TYPE "." #TYPE " {"                     \
+               DATTN_WGMMA_ACC32_PLACEHOLDERS "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"      \
+               : DATTN_WGMMA_ACC32_OPERANDS(d)                                                        \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(1))
+
 template <bool kFp16>
 __device__ __forceinline__ void wgmma_ss_m64n128k16(float* d, std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {
 #if DATTN_SM90A
@@ -105,6 +125,17 @@ __device__ __forceinline__ void wgmma_rs_m64n128k16(float* d, const std::uint32_
     DATTN_WGMMA_RS(f16);
   } else {
     DATTN_WGMMA_RS(bf16);
+  }
+#endif
+}
+
+template <bool kFp16>
+__device__ __forceinline__ void wgmma_rs_m64n64k16(float* d, const std::uint32_t* a, std::uint64_t desc_b) {
+#if DATTN_SM90A
+  if constexpr (kFp16) {
+    DATTN_WGMMA_RS64(f16);
+  } else {
+    DATTN_WGMMA_RS64(bf16);
   }
 #endif
 }
