@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dattn builds with, only those missing; silent when all are present.
 set -euo pipefail
-packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev)
+packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
+          libopenblas-dev libsentencepiece-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

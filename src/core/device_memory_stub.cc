@@ -17,6 +17,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept = default;
 void DeviceBuffer::upload(const void*, std::size_t, std::size_t) { no_cuda(); }
 void DeviceBuffer::download(void*, std::size_t, std::size_t) const { no_cuda(); }
 void DeviceBuffer::fill(std::uint8_t) { no_cuda(); }
+void copy_bytes(void*, const void*, std::size_t) { no_cuda(); }
 void device_synchronize() { no_cuda(); }
 void check_device(const char*) { no_cuda(); }
 GpuTimer::GpuTimer(void*) { no_cuda(); }

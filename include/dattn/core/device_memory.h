@@ -29,6 +29,9 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Copies n bytes between any two of host and device memory (unified addressing), synchronously.
+void copy_bytes(void* dst, const void* src, std::size_t n);
+
 void device_synchronize();
 // Throws when a kernel launched earlier failed (cudaGetLastError + synchronize), naming `what`.
 void check_device(const char* what);

@@ -41,6 +41,10 @@ void DeviceBuffer::fill(std::uint8_t byte) {
   if (bytes_) DATTN_CUDA_CHECK(cudaMemset(ptr_, byte, bytes_));
 }
 
+void copy_bytes(void* dst, const void* src, std::size_t n) {
+  if (n) DATTN_CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDefault));
+}
+
 void device_synchronize() { DATTN_CUDA_CHECK(cudaDeviceSynchronize()); }
 
 void check_device(const char* what) {
