@@ -1,0 +1,151 @@
+#include "dattn/io/weight_store.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "dattn/core/error.h"
+
+namespace dattn {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json read_component_config(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "config.json";
+  std::ifstream in(path);
+  if (!in) throw UserError(path.string() + ": cannot open (is '" + dir + "' a diffusers model directory?)");
+  json cfg = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (cfg.is_discarded() || !cfg.is_object())
+    throw UserError(path.string() + ": not a JSON object");
+  return cfg;
+}
+
+namespace {
+
+std::optional<DType> storage_dtype(const std::string& name) {
+  if (name == "F32") return DType::F32;
+  if (name == "BF16") return DType::BF16;
+  if (name == "F16") return DType::F16;
+  if (name == "F64") return DType::F64;
+  return std::nullopt;
+}
+
+// The shard files named by an index.json's weight_map, in first-seen order.
+std::vector<std::string> shards_of_index(const fs::path& index_path) {
+  std::ifstream in(index_path);
+  json index = json::parse(in, nullptr, false);
+  if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
+      !index["weight_map"].is_object())
+    throw UserError(index_path.string() + ": expected a JSON object with a 'weight_map' object");
+  std::vector<std::string> files;
+  for (auto& [tensor, file] : index["weight_map"].items()) {
+    if (!file.is_string())
+      throw UserError(index_path.string() + ": weight_map['" + tensor + "'] is not a file name");
+    const std::string path = (index_path.parent_path() / file.get<std::string>()).string();
+    if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(path);
+  }
+  for (const auto& f : files)
+    if (!fs::exists(f)) throw UserError(index_path.string() + ": shard '" + f + "' does not exist");
+  return files;
+}
+
+}  // namespace
+
+WeightStore::WeightStore(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw UserError("'" + dir + "' is not a directory");
+  std::vector<fs::path> indexes, singles;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.ends_with(".safetensors.index.json")) indexes.push_back(e.path());
+    else if (name.ends_with(".safetensors")) singles.push_back(e.path());
+  }
+  std::vector<std::string> files;
+  if (indexes.size() > 1)
+    throw UserError("'" + dir + "' has " + std::to_string(indexes.size()) +
+                    " *.safetensors.index.json files; expected one");
+  if (indexes.size() == 1) {
+    files = shards_of_index(indexes[0]);
+  } else if (singles.size() == 1) {
+    files.push_back(singles[0].string());
+  } else {
+    throw UserError("'" + dir + "' has " + std::to_string(singles.size()) +
+                    " *.safetensors files and no index; expected exactly one weights file or an index");
+  }
+  *this = WeightStore(files);
+  source_ = dir;
+}
+
+WeightStore::WeightStore(const std::vector<std::string>& files) {
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    files_.push_back(std::make_unique<SafetensorsFile>(files[i]));
+    for (const auto& [name, info] : files_.back()->tensors()) {
+      (void)info;
+      index_.emplace_back(name, i);
+    }
+  }
+  std::sort(index_.begin(), index_.end());
+  for (std::size_t i = 1; i < index_.size(); ++i)
+    if (index_[i].first == index_[i - 1].first)
+      throw UserError("tensor '" + index_[i].first + "' is in both " + files_[index_[i - 1].second]->path() +
+                      " and " + files_[index_[i].second]->path());
+  source_ = files.size() == 1 ? files[0] : std::to_string(files.size()) + " files";
+}
+
+bool WeightStore::contains(const std::string& name) const {
+  auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(name, std::size_t{0}));
+  return it != index_.end() && it->first == name;
+}
+
+const SafetensorsFile& WeightStore::file_of(const std::string& name) const {
+  auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(name, std::size_t{0}));
+  if (it == index_.end() || it->first != name)
+    throw UserError(source_ + ": tensor '" + name + "' not found (a checkpoint for another model or config?)");
+  return *files_[it->second];
+}
+
+const TensorInfo& WeightStore::info(const std::string& name) const { return file_of(name).info(name); }
+
+std::vector<std::string> WeightStore::names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, i] : index_) out.push_back(n);
+  return out;
+}
+
+Tensor tensor_from_safetensors(const SafetensorsFile& file, const std::string& name, DType dtype) {
+  const TensorInfo& info = file.info(name);
+  auto src = storage_dtype(info.dtype);
+  if (!src)
+    throw UserError(file.path() + ": tensor '" + name + "' has dtype " + info.dtype +
+                    "; expected F32, BF16, F16 or F64");
+  Tensor view = Tensor::wrap_host(file.data(name), info.shape, *src);
+  return *src == dtype ? view.clone() : view.to(dtype);
+}
+
+Tensor WeightStore::take(const std::string& name, DType dtype, Device device, const Shape& expected_shape) {
+  const SafetensorsFile& file = file_of(name);
+  const TensorInfo& info = file.info(name);
+  if (!expected_shape.empty() && info.shape != expected_shape)
+    throw UserError(file.path() + ": tensor '" + name + "' has shape " + shape_str(info.shape) +
+                    ", expected " + shape_str(expected_shape));
+  used_.insert(name);
+  return tensor_from_safetensors(file, name, dtype).to(device);
+}
+
+std::vector<std::string> WeightStore::unused() const {
+  std::vector<std::string> out;
+  for (const auto& [n, i] : index_)
+    if (!used_.count(n)) out.push_back(n);
+  return out;
+}
+
+void WeightStore::require_all_used() const {
+  auto rest = unused();
+  if (rest.empty()) return;
+  std::string list;
+  for (std::size_t i = 0; i < rest.size() && i < 10; ++i) list += (i ? ", " : "") + rest[i];
+  if (rest.size() > 10) list += ", ...";
+  throw UserError(source_ + ": " + std::to_string(rest.size()) +
+                  " tensors the model does not use (a checkpoint for another architecture or config?): " + list);
+}
+
+}  // namespace dattn
