@@ -1,6 +1,6 @@
 // The Hopper (sm_90a) FLASH_ATTN kernel against the float64 reference: partial tiles, GQA, key
-// lengths (including an empty batch item, which must give zeros), a long sequence; head dim 128 and
-// 64. Skipped without a compute capability 9.0 device.
+// lengths (including an empty batch item, which must give zeros), a long sequence, more work tiles
+// than SMs (the persistent grid); head dim 128 and 64. Skipped without a compute capability 9.0 device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -106,6 +106,12 @@ TEST(FlashHopperCuda, NaNInPaddedKeys) {
   run_hopper_case({2, 130, 131, 2, 1, {131, 5}, DType::F16, true});
 }
 
+// More work tiles (408) than SMs: each persistent CTA runs several tiles, some of them empty (no
+// valid key) between real ones, so the Q/K/V ring phases and the TMA-store staging carry across tiles.
+TEST(FlashHopperCuda, PersistentManyTilesWithPadding) {
+  run_hopper_case({3, 2100, 300, 8, 4, {0, 130, 300}, DType::BF16, true});
+}
+
 // Head dim 64: the same shapes (one 128-byte slab per row, P V with wgmma m64n64k16).
 HopperCase hd64(HopperCase hc) {
   hc.head_dim = 64;
@@ -122,6 +128,10 @@ TEST(FlashHopperCudaHd64, KeyLengthsSingleItem) { run_hopper_case(hd64({1, 256, 
 TEST(FlashHopperCudaHd64, NaNInPaddedKeys) {
   run_hopper_case(hd64({3, 77, 300, 2, 2, {0, 70, 200}, DType::BF16, true}));
   run_hopper_case(hd64({2, 130, 131, 2, 1, {131, 5}, DType::F16, true}));
+}
+
+TEST(FlashHopperCudaHd64, PersistentManyTilesWithPadding) {
+  run_hopper_case(hd64({3, 2100, 300, 8, 4, {0, 130, 300}, DType::F16, true}));
 }
 
 TEST(FlashHopperCuda, SupportedHeadDims) {

@@ -67,16 +67,16 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
 // Head dims with a kernel instantiation (flash_hopper_supports and the dispatch below agree on these).
 bool head_dim_supported(std::int64_t d) { return d == 64 || d == 128; }
 
-// A [B, S, H, D] 16-bit tensor (D = 64 or 128) as a 4-D TMA map {D, H, S, B}, box {64, 1, 128, 1},
-// 128B swizzle: each box (one 64-column slab) lands in shared memory as 128 rows x 128 bytes, the
+// A [B, S, H, D] 16-bit tensor (D = 64 or 128) as a 4-D TMA map {D, H, S, B}, box {64, 1, rows, 1},
+// 128B swizzle: each box (one 64-column slab) lands in shared memory as `rows` rows x 128 bytes, the
 // layout the wgmma descriptors expect; D = 128 takes two boxes per tile.
 CUtensorMap make_map(const void* ptr, std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t D,
-                     bool fp16) {
+                     bool fp16, unsigned rows) {
   CUtensorMap map;
   std::memset(&map, 0, sizeof(map));
   const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(heads), cuuint64_t(seq), cuuint64_t(batch)};
   const cuuint64_t strides[3] = {cuuint64_t(D * 2), cuuint64_t(heads * D * 2), cuuint64_t(seq * heads * D * 2)};
-  const cuuint32_t box[4] = {64, 1, cuuint32_t(HopperConfig<128>::kBlockM), 1};
+  const cuuint32_t box[4] = {64, 1, rows, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUresult r = encode_fn()(&map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
                                  const_cast<void*>(ptr), dims, strides, box, elem_strides,
@@ -97,6 +97,26 @@ bool pingpong() {
     return !(v && std::strcmp(v, "0") == 0);
   }();
   return on;
+}
+
+// DATTN_FLASH_HOPPER_GRID=tiles launches one CTA per work tile instead of one persistent CTA per SM
+// (read once; for comparisons in the benchmark).
+bool persistent_grid() {
+  static const bool on = [] {
+    const char* v = std::getenv("DATTN_FLASH_HOPPER_GRID");
+    if (v && std::strcmp(v, "tiles") == 0) return false;
+    if (v && *v && std::strcmp(v, "persistent") != 0)
+      throw UserError(std::string("DATTN_FLASH_HOPPER_GRID='") + v + "': expected persistent or tiles");
+    return true;
+  }();
+  return on;
+}
+
+int sm_count() {
+  int device = 0, n = 0;
+  DATTN_CUDA_CHECK(cudaGetDevice(&device));
+  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+  return n;
 }
 
 template <int kHeadDim, bool kFp16, bool kPingPong>
@@ -159,14 +179,22 @@ void flash_attention_hopper(const AttentionProblem& problem) {
   const std::int64_t D = sh.head_dim;
   if (!head_dim_supported(D))
     throw std::runtime_error("FLASH_ATTN (hopper): unsupported head dim " + std::to_string(D));
-  params.tm_q = make_map(problem.q, sh.batch, sh.seq_q, sh.heads_q, D, fp16);
-  params.tm_k = make_map(problem.k ? problem.k : problem.q, sh.batch, sk_map, sh.heads_kv, D, fp16);
-  params.tm_v = make_map(problem.v ? problem.v : problem.q, sh.batch, sk_map, sh.heads_kv, D, fp16);
+  constexpr unsigned kBlockM = HopperConfig<128>::kBlockM;
+  static_assert(kBlockM == HopperConfig<64>::kBlockM);
+  params.tm_q = make_map(problem.q, sh.batch, sh.seq_q, sh.heads_q, D, fp16, kBlockM);
+  params.tm_k = make_map(problem.k ? problem.k : problem.q, sh.batch, sk_map, sh.heads_kv, D, fp16, kBlockM);
+  params.tm_v = make_map(problem.v ? problem.v : problem.q, sh.batch, sk_map, sh.heads_kv, D, fp16, kBlockM);
+  params.tm_o = make_map(problem.out, sh.batch, sh.seq_q, sh.heads_q, D, fp16, kBlockM / 2);
   params.out = problem.out;
   params.seq_q = static_cast<int>(sh.seq_q);
   params.seq_k = static_cast<int>(sh.seq_k);
   params.heads_q = static_cast<int>(sh.heads_q);
   params.group = static_cast<int>(sh.heads_q / sh.heads_kv);
+  params.batch = static_cast<int>(sh.batch);
+  params.m_blocks = static_cast<int>((sh.seq_q + kBlockM - 1) / kBlockM);
+  const std::int64_t total_tiles = std::int64_t(params.m_blocks) * sh.heads_q * sh.batch;
+  if (total_tiles > 0x7fffffff) throw std::runtime_error("FLASH_ATTN (hopper): too many work tiles");
+  params.total_tiles = static_cast<int>(total_tiles);
   params.scale_log2 = static_cast<float>(static_cast<double>(problem.softmax_scale()) * 1.4426950408889634);
 
   int* lengths_dev = nullptr;
@@ -185,10 +213,8 @@ void flash_attention_hopper(const AttentionProblem& problem) {
       params.key_lengths = lengths_dev;
     }
   }
-  constexpr int kBlockM = HopperConfig<128>::kBlockM;
-  static_assert(kBlockM == HopperConfig<64>::kBlockM);
-  const dim3 grid(static_cast<unsigned>((sh.seq_q + kBlockM - 1) / kBlockM), static_cast<unsigned>(sh.heads_q),
-                  static_cast<unsigned>(sh.batch));
+  static const int sms = sm_count();
+  const dim3 grid(static_cast<unsigned>(persistent_grid() ? std::min<std::int64_t>(total_tiles, sms) : total_tiles));
   if (D == 128)
     launch_dim<128>(params, grid, stream, fp16);
   else

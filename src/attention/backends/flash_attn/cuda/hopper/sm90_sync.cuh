@@ -1,7 +1,7 @@
 #pragma once
 // sm_90a building blocks of the Hopper FLASH_ATTN kernel besides wgmma: shared-memory mbarriers
 // (transaction-counted, for TMA), TMA tile loads (cp.async.bulk.tensor), register reallocation
-// (setmaxnreg). Compiled only for sm_90a (DATTN_SM90A, see wgmma.cuh); empty elsewhere.
+// (setmaxnreg), TMA stores. Compiled only for sm_90a (DATTN_SM90A, see wgmma.cuh); empty elsewhere.
 #include <cstdint>
 
 #include "attention/backends/flash_attn/cuda/hopper/wgmma.cuh"
@@ -71,6 +71,29 @@ __device__ __forceinline__ void tma_load_4d(void* smem_dst, const void* tmap, st
       " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_u32(smem_dst)),
       "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
+#endif
+}
+
+// 4-D TMA tile store shared -> global (coordinates innermost first); rows outside the tensor are
+// clipped. Completion is tracked per thread with bulk groups (tma_store_commit / tma_store_wait_read).
+__device__ __forceinline__ void tma_store_4d(const void* tmap, const void* smem_src, int c0, int c1, int c2, int c3) {
+#if DATTN_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
+          reinterpret_cast<std::uint64_t>(tmap)),
+      "r"(smem_u32(smem_src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+#endif
+}
+__device__ __forceinline__ void tma_store_commit() {
+#if DATTN_SM90A
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until this thread's committed stores have finished reading shared memory.
+__device__ __forceinline__ void tma_store_wait_read() {
+#if DATTN_SM90A
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 #endif
 }
 
