@@ -24,6 +24,7 @@ struct HopperParams {
   int m_blocks = 0;     // ceil(Sq / kBlockM)
   int total_tiles = 0;  // m_blocks * heads_q * batch
   float scale_log2 = 0;  // softmax scale * log2(e), > 0
+  float rescale_threshold = 8.f;  // log2 units; see softmax_tile
 };
 
 template <int kHeadDim_>

@@ -112,6 +112,21 @@ bool persistent_grid() {
   return on;
 }
 
+// DATTN_FLASH_HOPPER_RESCALE_THRESHOLD (log2 units, 0 to 15, default 8): how far a row max may grow
+// before the output accumulator is rescaled (0: on every growth, the classic online softmax).
+float rescale_threshold() {
+  static const float value = [] {
+    const char* v = std::getenv("DATTN_FLASH_HOPPER_RESCALE_THRESHOLD");
+    if (!v || !*v) return 8.f;
+    char* end = nullptr;
+    const float f = std::strtof(v, &end);
+    if (*end || !(f >= 0.f && f <= 15.f))
+      throw UserError(std::string("DATTN_FLASH_HOPPER_RESCALE_THRESHOLD='") + v + "': expected a number in [0, 15]");
+    return f;
+  }();
+  return value;
+}
+
 int sm_count() {
   int device = 0, n = 0;
   DATTN_CUDA_CHECK(cudaGetDevice(&device));
@@ -191,6 +206,7 @@ void flash_attention_hopper(const AttentionProblem& problem) {
   params.heads_q = static_cast<int>(sh.heads_q);
   params.group = static_cast<int>(sh.heads_q / sh.heads_kv);
   params.batch = static_cast<int>(sh.batch);
+  params.rescale_threshold = rescale_threshold();
   params.m_blocks = static_cast<int>((sh.seq_q + kBlockM - 1) / kBlockM);
   const std::int64_t total_tiles = std::int64_t(params.m_blocks) * sh.heads_q * sh.batch;
   if (total_tiles > 0x7fffffff) throw std::runtime_error("FLASH_ATTN (hopper): too many work tiles");

@@ -41,9 +41,13 @@ __device__ __forceinline__ void issue_pv(float* o, const std::uint32_t* p, std::
 }
 
 // Online-softmax step on a fresh S tile (in place: S becomes unnormalised P in fp32). Masks keys
-// at or past `limit` (tile-local) when limit < 128. Returns the O rescale factors of both rows.
-__device__ __forceinline__ void softmax_tile(float* s, float* m, float* l, float* alpha, int limit, int lane,
-                                             float scale_log2) {
+// at or past `limit` (tile-local) when limit < 128. Returns whether O must be rescaled by `alpha`.
+// The running max is raised only when some row of the warp grew by more than `threshold` (log2
+// units): below that the stale max is kept, P may reach 2^threshold (safe in bf16/fp16 and in the
+// fp32 sums), and the O rescale is skipped for the whole warp. The final normalisation by the row
+// sum makes the result the same softmax whichever max was used.
+__device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float* alpha, int limit, int lane,
+                                             float scale_log2, float threshold) {
   if (limit < 128) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
@@ -54,14 +58,20 @@ __device__ __forceinline__ void softmax_tile(float* s, float* m, float* l, float
   float mx[2] = {m[0], m[1]};
 #pragma unroll
   for (int i = 0; i < 64; ++i) mx[(i >> 1) & 1] = fmaxf(mx[(i >> 1) & 1], s[i]);
+  bool grow = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
     mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
-    alpha[r] = ex2((m[r] - mx[r]) * scale_log2);  // m = -inf on the first tile: alpha = 0
-    m[r] = mx[r];
+    grow |= (mx[r] - m[r]) * scale_log2 > threshold;  // m = -inf on the first tile: always
   }
-  const float ms[2] = {mx[0] * scale_log2, mx[1] * scale_log2};
+  const bool rescale = __any_sync(0xffffffffu, grow);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    alpha[r] = rescale ? ex2((m[r] - mx[r]) * scale_log2) : 1.f;  // first tile: alpha = 0
+    if (rescale) m[r] = mx[r];
+  }
+  const float ms[2] = {m[0] * scale_log2, m[1] * scale_log2};
   float sum[2] = {0.f, 0.f};
 #pragma unroll
   for (int i = 0; i < 64; ++i) {
@@ -71,6 +81,7 @@ __device__ __forceinline__ void softmax_tile(float* s, float* m, float* l, float
   }
   l[0] = l[0] * alpha[0] + sum[0];
   l[1] = l[1] * alpha[1] + sum[1];
+  return rescale;
 }
 
 // Runs the key tiles of one work tile for consumer warpgroup `cw` (0 or 1). `ring` is the number of
@@ -116,7 +127,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(k0.stage));
     release_q(0);
-    softmax_tile(s, m, l, alpha, n_tiles == 1 ? last_limit : 128, lane, p.scale_log2);
+    softmax_tile(s, m, l, alpha, n_tiles == 1 ? last_limit : 128, lane, p.scale_log2, p.rescale_threshold);
   }
 #pragma unroll
   for (int i = 0; i < 32; ++i) pr[i] = pack2<kFp16>(s[2 * i], s[2 * i + 1]);
@@ -133,13 +144,16 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(cur.stage));
     release_q(j);
-    softmax_tile(s, m, l, alpha, j == n_tiles - 1 ? last_limit : 128, lane, p.scale_log2);
+    const bool rescale =
+        softmax_tile(s, m, l, alpha, j == n_tiles - 1 ? last_limit : 128, lane, p.scale_log2, p.rescale_threshold);
     wgmma_wait<0>();
     fence_regs(o, kAcc);
     fence_regs(pr, 32);
     if (lane == 0) mbar_arrive(sm.v_empty(prev.stage));
+    if (rescale) {
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i) o[i] *= alpha[(i >> 1) & 1];
+      for (int i = 0; i < kAcc; ++i) o[i] *= alpha[(i >> 1) & 1];
+    }
 #pragma unroll
     for (int i = 0; i < 32; ++i) pr[i] = pack2<kFp16>(s[2 * i], s[2 * i + 1]);
   }
