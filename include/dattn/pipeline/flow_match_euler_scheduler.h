@@ -1,0 +1,35 @@
+#pragma once
+// diffusers FlowMatchEulerDiscreteScheduler: Euler steps of the flow ODE over shifted sigmas.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dattn/pipeline/scheduler.h"
+
+namespace dattn {
+
+struct FlowMatchEulerConfig {
+  int num_train_timesteps = 1000;
+  double shift = 1.0;
+  std::optional<double> shift_terminal;
+  bool invert_sigmas = false;  // Mochi: sigmas 1 - s, final sigma 1
+};
+
+class FlowMatchEulerDiscreteScheduler final : public Scheduler {
+ public:
+  explicit FlowMatchEulerDiscreteScheduler(FlowMatchEulerConfig config);  // throws UserError
+
+  std::string name() const override { return "FlowMatchEulerDiscreteScheduler"; }
+  void set_timesteps(int num_inference_steps) override;
+  const FlowMatchEulerConfig& config() const { return config_; }
+
+ private:
+  void step_impl(std::span<const double> model_output, int step_index, std::span<double> sample) override;
+
+  FlowMatchEulerConfig config_;
+  double sigma_min_ = 0, sigma_max_ = 1;  // of the shifted training schedule
+  std::vector<float> sigmas_f32_;
+};
+
+}  // namespace dattn

@@ -1,0 +1,43 @@
+#include "io/video/frames.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "dattn/core/error.h"
+
+namespace dattn::video_detail {
+
+FrameGeometry frame_geometry(const Tensor& frames, const std::string& path) {
+  Shape s = frames.shape();
+  if (s.size() == 5 && s[0] == 1) s.erase(s.begin());
+  if (s.size() != 4 || s[3] != 3)
+    throw UserError(path + ": frames must be [F,H,W,3] or [1,F,H,W,3] RGB, got " + frames.describe());
+  if (s[0] < 1 || s[1] < 1 || s[2] < 1) throw UserError(path + ": no pixels to write in " + frames.describe());
+  if (frames.dtype() != DType::F32 && frames.dtype() != DType::F64)
+    throw UserError(path + ": frames must be fp32 or fp64 values in [0,1], got " + frames.describe());
+  return {s[0], s[1], s[2]};
+}
+
+namespace {
+
+template <class T>
+std::vector<std::uint8_t> quantize(const std::vector<T>& v, const std::string& path) {
+  std::vector<std::uint8_t> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i]))
+      throw std::runtime_error(path + ": frame value " + std::to_string(i) + " is NaN; nothing written");
+    const T x = std::clamp(v[i], T(0), T(1)) * T(255);
+    out[i] = static_cast<std::uint8_t>(std::nearbyint(x));  // default rounding: ties to even, like np.round
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> quantize_frames(const Tensor& frames, const std::string& path) {
+  if (frames.dtype() == DType::F64) return quantize(frames.to_f64_vector(), path);
+  return quantize(frames.to_f32_vector(), path);
+}
+
+}  // namespace dattn::video_detail

@@ -1,0 +1,22 @@
+#pragma once
+// The frame tensor the writers take: shape checks and quantization to 8-bit RGB.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dattn/core/tensor.h"
+
+namespace dattn::video_detail {
+
+struct FrameGeometry {
+  std::int64_t frames = 0, height = 0, width = 0;
+};
+
+// [F,H,W,3] or [1,F,H,W,3], fp32 or fp64, no dimension 0; else UserError naming `path`.
+FrameGeometry frame_geometry(const Tensor& frames, const std::string& path);
+
+// clamp(x, 0, 1), then round(x * 255) with ties to even, in the tensor's precision as numpy computes
+// it. Throws std::runtime_error naming the first NaN (a model failure, not something to hide).
+std::vector<std::uint8_t> quantize_frames(const Tensor& frames, const std::string& path);
+
+}  // namespace dattn::video_detail

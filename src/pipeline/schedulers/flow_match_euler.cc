@@ -1,0 +1,65 @@
+// FlowMatchEulerDiscreteScheduler as diffusers computes it. The training schedule (float32 torch)
+// only fixes sigma_max and sigma_min; set_timesteps spaces between them in float64 and applies the
+// shift again (so the shift acts twice on the end points, as in diffusers), then stores float32.
+#include "dattn/pipeline/flow_match_euler_scheduler.h"
+
+#include <cmath>
+
+#include "dattn/core/error.h"
+#include "pipeline/schedulers/schedule_math.h"
+
+namespace dattn {
+
+FlowMatchEulerDiscreteScheduler::FlowMatchEulerDiscreteScheduler(FlowMatchEulerConfig config)
+    : config_(std::move(config)) {
+  if (config_.num_train_timesteps < 1)
+    throw UserError("FlowMatchEulerDiscreteScheduler: num_train_timesteps must be >= 1, got " +
+                    std::to_string(config_.num_train_timesteps));
+  if (!(config_.shift > 0) || !std::isfinite(config_.shift))
+    throw UserError("FlowMatchEulerDiscreteScheduler: shift must be a positive number, got " +
+                    std::to_string(config_.shift));
+  // __init__: t = 1000..1 (float32), s = t / N, shifted in float32 torch arithmetic.
+  const int n = config_.num_train_timesteps;
+  const float shift = static_cast<float>(config_.shift);
+  const float shift_m1 = static_cast<float>(config_.shift - 1.0);
+  auto shifted = [&](int t) {
+    const float s = static_cast<float>(t) / static_cast<float>(n);
+    return shift * s / (1.0f + shift_m1 * s);
+  };
+  sigma_max_ = shifted(n);
+  sigma_min_ = shifted(1);
+}
+
+void FlowMatchEulerDiscreteScheduler::set_timesteps(int n) {
+  if (n < 1)
+    throw UserError("FlowMatchEulerDiscreteScheduler: num_inference_steps must be >= 1, got " + std::to_string(n));
+  const double num_train = config_.num_train_timesteps;
+  std::vector<double> t = sched::np_linspace(sigma_max_ * num_train, sigma_min_ * num_train, n);
+  std::vector<double> s(t.size());
+  for (std::size_t i = 0; i < t.size(); ++i) s[i] = t[i] / num_train;
+  s = sched::shift_sigmas(s, config_.shift);
+  if (config_.shift_terminal && *config_.shift_terminal != 0.0) s = sched::stretch_to_terminal(s, *config_.shift_terminal);
+
+  sigmas_f32_.assign(s.begin(), s.end());
+  const float num_train_f = static_cast<float>(config_.num_train_timesteps);
+  if (config_.invert_sigmas)
+    for (float& v : sigmas_f32_) v = 1.0f - v;
+  timesteps_.clear();
+  for (float v : sigmas_f32_) timesteps_.push_back(static_cast<double>(v * num_train_f));  // float32 product
+  sigmas_f32_.push_back(config_.invert_sigmas ? 1.0f : 0.0f);
+  sigmas_.assign(sigmas_f32_.begin(), sigmas_f32_.end());
+  reset_steps();
+}
+
+void FlowMatchEulerDiscreteScheduler::step_impl(std::span<const double> model_output, int step_index,
+                                                std::span<double> sample) {
+  const float dt = sigmas_f32_[step_index + 1] - sigmas_f32_[step_index];
+  // diffusers casts the sample to float32 before the update (prev = sample + dt * model_output, with
+  // the product in the model output's precision); for a float32 sample that is a no-op.
+  for (std::size_t e = 0; e < sample.size(); ++e) {
+    const double x = static_cast<float>(sample[e]);
+    sample[e] = x + static_cast<double>(dt) * model_output[e];
+  }
+}
+
+}  // namespace dattn

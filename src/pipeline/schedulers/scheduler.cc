@@ -1,0 +1,70 @@
+// The scheduler interface: argument checks and the float / tensor forms of step(), shared by every
+// scheduler, which implements only the double update.
+#include "dattn/pipeline/scheduler.h"
+
+#include <cmath>
+
+#include "dattn/core/error.h"
+
+namespace dattn {
+
+void Scheduler::reset_steps() { next_step_ = -1; }
+
+int Scheduler::index_for_timestep(double timestep) const {
+  std::vector<int> hits;
+  for (std::size_t i = 0; i < timesteps_.size(); ++i)
+    if (timesteps_[i] == timestep) hits.push_back(static_cast<int>(i));
+  if (hits.empty())
+    throw UserError(name() + ": timestep " + std::to_string(timestep) + " is not in the schedule of " +
+                    std::to_string(timesteps_.size()) + " steps");
+  // diffusers takes the second match so that a repeated first timestep does not skip a sigma.
+  return hits.size() > 1 ? hits[1] : hits[0];
+}
+
+void Scheduler::check_step(std::size_t output_size, int step_index, std::size_t sample_size) {
+  if (timesteps_.empty()) throw UserError(name() + ": step() called before set_timesteps()");
+  if (step_index < 0 || step_index >= num_inference_steps())
+    throw UserError(name() + ": step index " + std::to_string(step_index) + " is outside [0, " +
+                    std::to_string(num_inference_steps()) + ")");
+  // Multistep solvers keep the outputs of previous steps: skipping or repeating one corrupts them.
+  if (next_step_ >= 0 && step_index != next_step_)
+    throw UserError(name() + ": step index " + std::to_string(step_index) + " out of order, expected " +
+                    std::to_string(next_step_) + " (call set_timesteps() to restart)");
+  if (output_size != sample_size)
+    throw UserError(name() + ": model output has " + std::to_string(output_size) + " elements, the sample " +
+                    std::to_string(sample_size));
+  next_step_ = step_index + 1;
+}
+
+std::vector<double> Scheduler::step(std::span<const double> model_output, int step_index,
+                                    std::span<const double> sample) {
+  check_step(model_output.size(), step_index, sample.size());
+  std::vector<double> x(sample.begin(), sample.end());
+  step_impl(model_output, step_index, x);
+  return x;
+}
+
+std::vector<float> Scheduler::step(std::span<const float> model_output, int step_index,
+                                   std::span<const float> sample) {
+  check_step(model_output.size(), step_index, sample.size());
+  std::vector<double> m(model_output.begin(), model_output.end());
+  std::vector<double> x(sample.begin(), sample.end());
+  step_impl(m, step_index, x);
+  return std::vector<float>(x.begin(), x.end());
+}
+
+Tensor Scheduler::step(const Tensor& model_output, int step_index, const Tensor& sample) {
+  if (model_output.shape() != sample.shape() || model_output.dtype() != sample.dtype())
+    throw UserError(name() + ": model output " + model_output.describe() + " and sample " + sample.describe() +
+                    " must have the same shape and dtype");
+  if (sample.dtype() != DType::F32 && sample.dtype() != DType::F64)
+    throw UserError(name() + ": samples must be fp32 or fp64, got " + sample.describe());
+  check_step(static_cast<std::size_t>(model_output.numel()), step_index, static_cast<std::size_t>(sample.numel()));
+  std::vector<double> m = model_output.to_f64_vector();
+  std::vector<double> x = sample.to_f64_vector();
+  step_impl(m, step_index, x);
+  // F32: one rounding of the double result (round to nearest even).
+  return Tensor::from_f64(x, sample.shape(), sample.dtype()).to(sample.device());
+}
+
+}  // namespace dattn
