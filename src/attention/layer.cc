@@ -4,6 +4,7 @@
 
 #include "dattn/attention/registry.h"
 #include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
 
 namespace dattn {
 namespace {
@@ -36,6 +37,7 @@ AttentionLayer::AttentionLayer(std::string name, std::string role, std::optional
 }
 
 void AttentionLayer::forward(const AttentionProblem& problem) const {
+  const StageScope timed("attention");
   run_attention(*backend_, problem, extra_, device_);
 }
 
