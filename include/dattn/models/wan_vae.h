@@ -1,0 +1,88 @@
+#pragma once
+// The Wan video VAE (diffusers AutoencoderKLWan), decode path: Wan2.1 (plain up blocks, no patch) and
+// Wan2.2 (residual up blocks with duplicate-upsample shortcuts, patch size 2). Decoding runs one latent
+// frame at a time with the causal-convolution frame cache, as diffusers does, so memory stays bounded
+// by a few frames at the output resolution. CPU, float32.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/core/tensor.h"
+
+namespace dattn {
+
+// vae/config.json, validated when read. Field names are diffusers' (including its spelling "temperal").
+struct WanVaeConfig {
+  int base_dim = 96;          // encoder width; decode does not use it
+  int decoder_base_dim = 96;  // "decoder_base_dim", base_dim when absent or null
+  int z_dim = 16;
+  std::vector<int> dim_mult = {1, 2, 4, 4};
+  int num_res_blocks = 2;
+  std::vector<double> attn_scales;  // used by the encoder only (diffusers' decoder ignores them)
+  std::vector<bool> temperal_downsample = {false, true, true};
+  double dropout = 0.0;  // training only
+  std::vector<double> latents_mean, latents_std;  // z_dim values each
+  bool is_residual = false;
+  int in_channels = 3, out_channels = 3;  // channels after patchify / before unpatchify
+  int patch_size = 1;                     // null in config.json means 1 (no patchify)
+  int scale_factor_temporal = 4, scale_factor_spatial = 8;
+
+  // Throws UserError naming `source`, the field, its value and what is expected.
+  static WanVaeConfig from_json(const nlohmann::json& j, const std::string& source = "vae/config.json");
+  // The config.json diffusers writes for these values (round-trips through from_json).
+  nlohmann::json to_json() const;
+
+  // The decoder upsamples in time where the encoder downsampled, in reverse order.
+  std::vector<bool> temporal_upsample() const;
+  int video_channels() const { return out_channels / (patch_size * patch_size); }
+  // [B, z_dim, T, H, W] -> [B, video_channels, 1 + scale_t * (T - 1), H * scale_s, W * scale_s].
+  Shape video_shape(const Shape& latent_shape) const;
+};
+
+// What the Wan pipelines do before vae.decode: z * latents_std + latents_mean per channel, on a
+// [B, z_dim, ...] tensor (any float dtype; the result is float32). Throws UserError on a channel mismatch.
+Tensor denormalize_latents(const Tensor& z, const WanVaeConfig& config);
+
+// Names and shapes of every tensor the decoder reads (decoder.* and post_quant_conv.*, diffusers' names),
+// for writing random-weight checkpoints and checking real ones.
+std::vector<std::pair<std::string, Shape>> wan_vae_decoder_tensors(const WanVaeConfig& config);
+
+// Writes `dir`/config.json and `dir`/diffusion_pytorch_model.safetensors holding the decoder's tensors
+// with seeded random values (weights N(0, 1/fan_in), biases N(0, 0.02^2), norm gains 1 + N(0, 0.1^2)):
+// a decode-only checkpoint for tests and benchmarks. Creates `dir`; throws UserError when it cannot.
+void write_random_wan_vae_decoder(const std::string& dir, const WanVaeConfig& config, std::uint64_t seed);
+
+namespace wan_vae {
+class Decoder;
+}
+
+class WanVae {
+ public:
+  // Reads `dir`/config.json and the decoder's weights (decoder.* and post_quant_conv.*) from `dir`.
+  // The encoder's tensors may be present and are left unread; any other unexpected tensor is an error.
+  static WanVae load(const std::string& dir, Device device = Device::CPU, DType dtype = DType::F32);
+
+  const WanVaeConfig& config() const { return config_; }
+
+  // z [B, z_dim, T, H, W] (any float dtype, on the CPU) -> video [B, video_channels, T', H', W'] in
+  // float32, clamped to [-1, 1] as diffusers' decode does. No de-normalisation (see denormalize_latents).
+  // Runs on the OpenMP threads, with OpenBLAS set to one thread meanwhile (ops::BlasSingleThread): do
+  // not run other OpenBLAS work concurrently from another thread.
+  Tensor decode(const Tensor& z) const;
+
+  ~WanVae();
+  WanVae(WanVae&&) noexcept;
+  WanVae& operator=(WanVae&&) noexcept;
+
+ private:
+  WanVae();
+  WanVaeConfig config_;
+  std::unique_ptr<wan_vae::Decoder> decoder_;
+};
+
+}  // namespace dattn
