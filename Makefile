@@ -24,7 +24,8 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 test: build
-	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@# Passive OpenMP waits: parallel test processes on few cores must not spin against each other.
+	@cd $(BUILD_DIR) && OMP_WAIT_POLICY=passive ctest --output-on-failure -j $(JOBS)
 
 demo: build
 	@./scripts/demo.sh $(BUILD_DIR)/dattn

@@ -128,6 +128,8 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
     throw UserError(file.path() + ": tensor '" + name + "' has shape " + shape_str(info.shape) +
                     ", expected " + shape_str(expected_shape));
   used_.insert(name);
+  if (device != Device::CPU && storage_dtype(info.dtype) == dtype)  // one copy: file mapping -> device
+    return Tensor::wrap_host(file.data(name), info.shape, dtype).to(device);
   return tensor_from_safetensors(file, name, dtype).to(device);
 }
 
