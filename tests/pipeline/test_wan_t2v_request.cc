@@ -1,0 +1,103 @@
+// What `dattn generate` checks before any work (check_wan_t2v_request, inspect_wan_pipeline), the
+// latent shape, and dattn's seeded noise.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "dattn/core/error.h"
+#include "dattn/pipeline/wan_t2v.h"
+#include "support/golden_dir.h"
+
+namespace dattn::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+WanPipelineInfo tiny() { return inspect_wan_pipeline(golden_dir() + "/wan_tiny/pipeline"); }
+
+WanT2VRequest good() {
+  WanT2VRequest r;
+  r.prompt = "a cat";
+  r.height = 64;
+  r.width = 96;
+  r.num_frames = 9;
+  r.num_inference_steps = 2;
+  return r;
+}
+
+void expect_refused(const WanT2VRequest& r, const std::string& message) {
+  try {
+    check_wan_t2v_request(tiny(), r);
+    ADD_FAILURE() << "accepted; expected: " << message;
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+  }
+}
+
+TEST(WanT2VRequest, TinyPipelineFactors) {
+  const WanPipelineInfo info = tiny();
+  EXPECT_EQ(info.height_multiple(), 32);  // VAE 16 x patch 2, as Wan2.2 TI2V
+  EXPECT_EQ(info.width_multiple(), 32);
+  EXPECT_EQ(info.scheduler_class, "UniPCMultistepScheduler");
+  EXPECT_EQ(wan_latent_shape(info, good()), (Shape{1, 8, 3, 4, 6}));
+  EXPECT_NO_THROW(check_wan_t2v_request(info, good()));
+}
+
+TEST(WanT2VRequest, RefusesWhatTheModelCannotRun) {
+  auto r = good();
+  r.height = 60;
+  expect_refused(r, "--height 60 must be a positive multiple of 32");
+  r = good();
+  r.width = 0;
+  expect_refused(r, "--width 0 must be a positive multiple of 32");
+  r = good();
+  r.num_frames = 8;
+  expect_refused(r, "--num-frames 8 must be 4k+1");
+  r = good();
+  r.num_inference_steps = 0;
+  expect_refused(r, "--num-inference-steps 0 must be at least 1");
+  r = good();
+  r.guidance_scale = NAN;
+  expect_refused(r, "--guidance-scale");
+  r = good();
+  r.flow_shift = -1;
+  expect_refused(r, "--flow-shift");
+  r = good();
+  r.initial_latents = Tensor::zeros({1, 8, 3, 4, 5}, DType::F32);
+  expect_refused(r, "initial latents have shape [1,8,3,4,5], expected [1,8,3,4,6]");
+}
+
+TEST(WanT2VRequest, RefusesIncompletePipelineDirectories) {
+  EXPECT_THROW(inspect_wan_pipeline("/nonexistent/pipeline"), UserError);
+  const fs::path dir = fs::path(::testing::TempDir()) / ("dattn_wan_incomplete_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(golden_dir() + "/wan_tiny/pipeline", dir, fs::copy_options::recursive);
+  fs::remove_all(dir / "vae");
+  try {
+    inspect_wan_pipeline(dir.string());
+    ADD_FAILURE() << "accepted a pipeline without vae/";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'vae/' is missing"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(WanT2VNoise, SeededGaussianIsDeterministicAndStandard) {
+  const Tensor a = seeded_gaussian({1, 4, 5, 16, 16}, 7), b = seeded_gaussian({1, 4, 5, 16, 16}, 7);
+  const Tensor c = seeded_gaussian({1, 4, 5, 16, 16}, 8);
+  EXPECT_EQ(a.to_f64_vector(), b.to_f64_vector());
+  EXPECT_NE(a.to_f64_vector(), c.to_f64_vector());
+  double sum = 0, sq = 0;
+  const auto v = a.to_f64_vector();
+  for (double x : v) sum += x, sq += x * x;
+  const double mean = sum / v.size(), var = sq / v.size() - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 0.05);  // 5120 samples: standard error ~0.014
+  EXPECT_NEAR(var, 1.0, 0.08);
+  // An odd count uses half of the last Box-Muller pair.
+  EXPECT_EQ(seeded_gaussian({3}, 7).to_f64_vector(), std::vector<double>(v.begin(), v.begin() + 3));
+}
+
+}  // namespace
+}  // namespace dattn::testing

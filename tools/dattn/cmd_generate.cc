@@ -1,0 +1,155 @@
+// dattn generate: text to video with a diffusers Wan pipeline directory, written as .mp4, .png or
+// .safetensors. Every argument is checked before any weight is read.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dattn/command.h"
+#include "dattn/core/error.h"
+#include "dattn/device_option.h"
+#include "dattn/generate_report.h"
+#include "dattn/io/video_writer.h"
+#include "dattn/pipeline/wan_t2v.h"
+
+namespace dattn::tool {
+namespace {
+
+struct GenerateOptions {
+  std::string model, prompt, negative_prompt, output, initial_latents, report;
+  std::string device = "cpu", dtype = "fp32";
+  std::int64_t height = 0, width = 0, num_frames = 0;
+  int steps = 0, fps = 16;
+  std::uint64_t seed = 0;
+  double guidance_scale = 5.0;
+  std::optional<double> flow_shift;
+};
+
+DType run_dtype(const std::string& text) {
+  const auto d = parse_dtype(text);
+  if (!d || (*d != DType::F32 && *d != DType::BF16 && *d != DType::F16))
+    throw UserError("--dtype '" + text + "': expected fp32, bf16 or fp16");
+  return *d;
+}
+
+// The report is written last; a folder that does not exist would lose a whole run's summary.
+void check_report_path(const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+  if (!std::filesystem::is_directory(dir))
+    throw UserError("--report '" + path + "': folder '" + dir.string() + "' does not exist");
+}
+
+// One line per denoising step on stderr, so stdout keeps only the summary.
+void print_progress(int i, int n, double t, double step_ms, double elapsed_ms) {
+  const double eta_s = (elapsed_ms / (i + 1)) * (n - i - 1) / 1000.0;
+  std::fprintf(stderr, "[dattn] step %d/%d  t=%g  %.2f s/step  elapsed %.1f s  eta %.1f s\n", i + 1, n, t,
+               step_ms / 1000.0, elapsed_ms / 1000.0, eta_s);
+}
+
+int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto ms_since = [](auto t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // Everything the user gave is checked here, before any weight is read.
+  WanRunSettings settings;
+  settings.device = device_from_option(o.device);
+  settings.dtype = run_dtype(o.dtype);
+  settings.attention = settings_from_command_line(ctx.attention_flags);
+  const WanPipelineInfo info = inspect_wan_pipeline(o.model);
+  WanT2VRequest request;
+  request.prompt = o.prompt;
+  request.negative_prompt = o.negative_prompt;
+  request.height = o.height;
+  request.width = o.width;
+  request.num_frames = o.num_frames;
+  request.num_inference_steps = o.steps;
+  request.guidance_scale = o.guidance_scale;
+  request.seed = o.seed;
+  request.flow_shift = o.flow_shift;
+  if (!o.initial_latents.empty()) request.initial_latents = read_initial_latents(o.initial_latents);
+  check_wan_t2v_request(info, request);
+  VideoWriteOptions video;
+  video.fps = o.fps;
+  if (o.fps < 1) throw UserError("--fps " + std::to_string(o.fps) + " must be at least 1");
+  check_output_path(o.output, video);
+  check_frame_size(o.output, o.height, o.width);
+  check_report_path(o.report);
+
+  double denoise_ms = 0;
+  WanT2VObserver observer;
+  observer.on_step = [&](int i, int n, double t, const Tensor&, double step_ms) {
+    denoise_ms += step_ms;
+    print_progress(i, n, t, step_ms, denoise_ms);
+  };
+  WanT2VResult result = generate_wan_t2v(info, request, settings, observer);
+
+  const auto write_start = std::chrono::steady_clock::now();
+  GenerateReport report;
+  report.files = write_video(o.output, result.frames, video);
+  result.stage_ms.emplace_back("writing", ms_since(write_start));
+
+  report.model = o.model;
+  report.output = o.output;
+  report.device = std::string(device_name(settings.device));
+  report.dtype = std::string(dtype_name(settings.dtype));
+  report.frames = result.frames.dim(0);
+  report.height = result.frames.dim(1);
+  report.width = result.frames.dim(2);
+  report.fps = o.fps;
+  report.steps = o.steps;
+  report.guidance_scale = o.guidance_scale;
+  report.seed = o.seed;
+  report.seeded_noise = o.initial_latents.empty();
+  report.attention = result.attention;
+  report.stage_ms = result.stage_ms;
+  report.total_ms = ms_since(start);
+  report.peak_host_bytes = host_peak_rss_bytes();
+  std::fputs(summary_text(report).c_str(), stdout);
+  if (!o.report.empty()) {
+    std::ofstream out(o.report);
+    out << summary_json(report).dump(2) << "\n";
+    if (!out) throw UserError("--report '" + o.report + "': cannot write");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_generate_command(CLI::App& root) {
+  auto o = std::make_shared<GenerateOptions>();
+  CLI::App* app = root.add_subcommand(
+      "generate", "Text to video with a diffusers Wan pipeline directory (WanPipeline); writes .mp4, .png or "
+                  ".safetensors by the output's extension");
+  app->add_option("--model", o->model, "The pipeline directory (model_index.json, transformer/, vae/, ...)")
+      ->required()->type_name("DIR");
+  app->add_option("--prompt", o->prompt, "What to generate")->required()->type_name("TEXT");
+  app->add_option("--negative-prompt", o->negative_prompt, "What to steer away from (with guidance > 1)")
+      ->type_name("TEXT");
+  app->add_option("--height", o->height, "Video height in pixels (a multiple of the model's factor, 32 for Wan2.2)")
+      ->required();
+  app->add_option("--width", o->width, "Video width in pixels (a multiple of the model's factor)")->required();
+  app->add_option("--num-frames", o->num_frames, "Number of frames, 4k+1")->required();
+  app->add_option("--num-inference-steps", o->steps, "Denoising steps")->required();
+  app->add_option("--seed", o->seed, "Seed of dattn's initial noise (not torch's generator)")->capture_default_str();
+  app->add_option("--guidance-scale", o->guidance_scale, "Classifier-free guidance scale (off at <= 1)")
+      ->capture_default_str();
+  app->add_option("--flow-shift", o->flow_shift, "Overrides the scheduler config's flow_shift");
+  app->add_option("--fps", o->fps, "Frame rate of the .mp4")->capture_default_str();
+  app->add_option("--output", o->output, "PATH.mp4, PATH.png or PATH.safetensors")->required()->type_name("PATH");
+  app->add_option("--initial-latents", o->initial_latents,
+                  "Safetensors file with the initial noise (tensor input.latents or latents) instead of --seed")
+      ->type_name("FILE");
+  app->add_option("--device", o->device, "cpu or cuda (the VAE decodes on the CPU)")->capture_default_str();
+  app->add_option("--dtype", o->dtype, "Transformer dtype: fp32, bf16 or fp16")->capture_default_str();
+  app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
+  document_attention_flags(*app);
+  return {app, true, [o](const CommandContext& ctx) { return run_generate(*o, ctx); }};
+}
+
+}  // namespace dattn::tool

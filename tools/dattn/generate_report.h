@@ -1,0 +1,35 @@
+#pragma once
+// The end-of-run summary of `dattn generate`: resolved attention backends, time per stage, peak
+// memory, as text (stdout) and as the --report JSON.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/pipeline/wan_t2v.h"
+
+namespace dattn::tool {
+
+struct GenerateReport {
+  std::string model, output;
+  std::vector<std::string> files;  // written
+  std::string device, dtype;
+  std::int64_t frames = 0, height = 0, width = 0;
+  int fps = 0, steps = 0;
+  double guidance_scale = 0;
+  std::uint64_t seed = 0;
+  bool seeded_noise = true;  // false when --initial-latents gave the noise
+  std::vector<Resolution> attention;
+  std::vector<std::pair<std::string, double>> stage_ms;  // the pipeline's stages, then "writing"
+  double total_ms = 0;
+  std::int64_t peak_host_bytes = -1;  // VmHWM; -1 when unknown
+};
+
+// The process's peak resident set (VmHWM in /proc/self/status) in bytes, or -1 when unavailable.
+std::int64_t host_peak_rss_bytes();
+
+std::string summary_text(const GenerateReport& r);
+nlohmann::json summary_json(const GenerateReport& r);
+
+}  // namespace dattn::tool
