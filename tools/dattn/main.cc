@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
         "Run 'dattn <command> --help' for a command's options. Attention configuration flags are\n"
         "described there and in the README (section 'Choosing attention backends').");
     std::vector<Command> commands = {add_resolve_command(app), add_backends_command(app),
-                                     add_attention_command(app)};
+                                     add_attention_command(app),   add_make_checkpoint_command(app),
+                                     add_transformer_command(app), add_make_pipeline_command(app),
+                                     add_generate_command(app)};
 
     CommandContext ctx;
     ctx.attention_flags = extract_attention_flags(args);

@@ -29,6 +29,11 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+// Bytes of device memory held by DeviceBuffers now, and the most held at once since the last reset.
+std::size_t device_bytes_in_use();
+std::size_t device_bytes_peak();
+void reset_device_peak();
+
 // Copies n bytes between any two of host and device memory (unified addressing), synchronously.
 void copy_bytes(void* dst, const void* src, std::size_t n);
 

@@ -1,5 +1,7 @@
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdint>
 #include <utility>
 
 #include "core/cuda/check.cuh"
@@ -7,12 +9,54 @@
 
 namespace dattn {
 
+namespace {
+
+std::atomic<std::size_t> g_in_use{0}, g_peak{0};
+
+void count_alloc(std::size_t bytes) {
+  const std::size_t now = g_in_use += bytes;
+  std::size_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+
+// Device memory comes from the stream-ordered pool of the default stream: a model allocates and frees
+// intermediates in every layer, and cudaFree would synchronise the device each time. The pool keeps
+// freed memory for reuse instead of returning it to the driver.
+void* pool_alloc(std::size_t bytes) {
+  static const bool configured = [] {
+    int device = 0;
+    cudaMemPool_t pool;
+    if (cudaGetDevice(&device) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
+      std::uint64_t keep = UINT64_MAX;
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+    }
+    return true;
+  }();
+  (void)configured;
+  void* p = nullptr;
+  DATTN_CUDA_CHECK(cudaMallocAsync(&p, bytes, nullptr));
+  return p;
+}
+
+}  // namespace
+
+std::size_t device_bytes_in_use() { return g_in_use.load(); }
+std::size_t device_bytes_peak() { return g_peak.load(); }
+void reset_device_peak() { g_peak.store(g_in_use.load()); }
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes) DATTN_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  if (bytes) {
+    ptr_ = pool_alloc(bytes);
+    count_alloc(bytes);
+  }
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
+  if (ptr_) {
+    cudaFreeAsync(ptr_, nullptr);
+    g_in_use -= bytes_;
+  }
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
@@ -20,7 +64,10 @@ DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) cudaFree(ptr_);
+    if (ptr_) {
+      cudaFreeAsync(ptr_, nullptr);
+      g_in_use -= bytes_;
+    }
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
   }

@@ -12,7 +12,9 @@
 
 #include "dattn/core/error.h"
 #include "dattn/io/video_writer.h"
+#ifdef DATTN_WITH_FFMPEG
 #include "io/video/av_util.h"
+#endif
 
 namespace fs = std::filesystem;
 
@@ -46,6 +48,11 @@ void check_output_path(const std::string& path, const VideoWriteOptions& options
   }
   if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0)
     throw UserError("output '" + path + "' exists and cannot be overwritten: " + std::strerror(errno));
+#ifndef DATTN_WITH_FFMPEG
+  if (format != VideoFormat::SAFETENSORS)
+    throw UserError("output '" + path + "': this dattn was built without FFmpeg (DATTN_VIDEO=off or no FFmpeg "
+                    "libraries), so it writes .safetensors frames only");
+#else
   if (format == VideoFormat::MP4) {
     if (!avcodec_find_encoder_by_name(options.h264_encoder.c_str()))
       throw UserError("output '" + path + "': this FFmpeg (libavcodec " LIBAVCODEC_IDENT ") has no encoder '" +
@@ -56,6 +63,7 @@ void check_output_path(const std::string& path, const VideoWriteOptions& options
     if (options.crf < 0 || options.crf > 51)
       throw UserError("output '" + path + "': crf must be in [0, 51], got " + std::to_string(options.crf));
   }
+#endif
 }
 
 void check_frame_size(const std::string& path, std::int64_t height, std::int64_t width) {

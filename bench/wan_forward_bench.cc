@@ -1,0 +1,128 @@
+// dattn_wan_forward_bench: one Wan transformer forward at full size (a checkpoint made with
+// `dattn make-checkpoint`), timed with CUDA events after warm-up (median), split into stages with
+// StageTimer (attention, gemm, the rest), with peak device memory. The PyTorch baseline is
+// bench/wan_forward_torch.py, run in the same command by scripts/bench-wan-forward.sh.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "dattn/attention/config.h"
+#include "dattn/core/device_memory.h"
+#include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
+#include "dattn/models/random_checkpoint.h"
+#include "dattn/models/wan/transformer.h"
+
+namespace {
+
+using namespace dattn;
+
+Tensor gaussian(const Shape& shape, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
+  for (float& x : v) x = dist(rng);
+  return Tensor::from_f32(v, shape);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Time one Wan transformer forward at full size (see bench/wan_forward_torch.py for the baseline)"};
+  std::string model, dtype_name_ = "bf16", backend, json_path;
+  int frames = 13, height = 44, width = 80, text = 512, warmup = 2, iters = 5;
+  std::string make_config;
+  app.add_option("--model", model, "transformer directory (dattn make-checkpoint --config ...)")->required();
+  app.add_option("--make-checkpoint", make_config,
+                 "CONFIG.json: first write --model with random bf16 weights, as `dattn make-checkpoint` does "
+                 "(for machines where only this binary runs)");
+  app.add_option("--dtype", dtype_name_, "bf16, fp16 or fp32")->capture_default_str();
+  app.add_option("--frames", frames, "latent frames")->capture_default_str();
+  app.add_option("--latent-height", height, "latent height")->capture_default_str();
+  app.add_option("--latent-width", width, "latent width")->capture_default_str();
+  app.add_option("--text", text, "text tokens")->capture_default_str();
+  app.add_option("--warmup", warmup)->capture_default_str();
+  app.add_option("--iters", iters)->capture_default_str();
+  app.add_option("--backend", backend, "attention backend for every role (default: the platform default)");
+  app.add_option("--json", json_path, "also write the results here");
+  CLI11_PARSE(app, argc, argv);
+
+  if (!make_config.empty()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const RandomCheckpointSummary sum = write_random_checkpoint(make_config, model, RandomCheckpointOptions{});
+    std::fprintf(stderr, "wrote %zu tensors (%.2f B parameters) to %s in %.1f s\n", sum.tensors, sum.parameters / 1e9,
+                 model.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  WanRunOptions options;
+  options.device = Device::CUDA;
+  const auto dt = parse_dtype(dtype_name_);
+  if (!dt) throw UserError("--dtype '" + dtype_name_ + "': expected bf16, fp16 or fp32");
+  options.dtype = *dt;
+  AttentionFlags flags;
+  if (!backend.empty()) flags.backend_shorthand = backend;
+  options.attention = settings_from_command_line(flags);
+
+  const auto load0 = std::chrono::steady_clock::now();
+  const WanTransformer m = WanTransformer::load(model, options);
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load0).count();
+  const std::size_t weights = device_bytes_in_use();
+  const auto& cfg = m.config();
+  const Tensor hidden = gaussian({1, cfg.in_channels, frames, height, width}, 1).to(options.dtype).to(Device::CUDA);
+  const Tensor timestep = Tensor::from_f32({500.f}, {1});
+  const Tensor ctx = gaussian({1, text, cfg.text_dim}, 2).to(options.dtype).to(Device::CUDA);
+
+  reset_device_peak();
+  std::vector<double> total;
+  std::vector<std::map<std::string, double>> stages;
+  for (int i = 0; i < warmup + iters; ++i) {
+    StageTimer::enable(Device::CUDA);
+    GpuTimer timer;
+    timer.start();
+    const Tensor out = m.forward(hidden, timestep, ctx);
+    timer.stop();
+    const double ms = timer.elapsed_ms();
+    auto st = StageTimer::collect();
+    if (i >= warmup) {
+      total.push_back(ms);
+      stages.push_back(st);
+    }
+  }
+  StageTimer::disable();
+  // The run with the median total supplies the stage split.
+  std::vector<std::size_t> order(total.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return total[a] < total[b]; });
+  const std::size_t med = order[order.size() / 2];
+  const double attn = stages[med]["attention"], gemm = stages[med]["gemm"];
+  const double gib = 1024.0 * 1024 * 1024;
+  nlohmann::json res = {{"median_ms", total[med]},
+                        {"attention_ms", attn},
+                        {"gemm_ms", gemm},
+                        {"rest_ms", total[med] - attn - gemm},
+                        {"weights_gib", weights / gib},
+                        {"peak_gib", device_bytes_peak() / gib},
+                        {"tokens", (frames / cfg.patch_size[0]) * (height / cfg.patch_size[1]) * (width / cfg.patch_size[2])},
+                        {"dtype", dtype_name_},
+                        {"backend", backend.empty() ? "platform default" : backend},
+                        {"iters", iters},
+                        {"load_s", load_s}};
+  std::printf("%s\n", res.dump().c_str());
+  if (!json_path.empty()) std::ofstream(json_path) << res.dump(1) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dattn_wan_forward_bench: error: %s\n", e.what());
+    return 1;
+  }
+}

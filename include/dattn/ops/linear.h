@@ -1,0 +1,13 @@
+#pragma once
+// Dense layers. Every op in include/dattn/ops/ takes and returns Tensors, checks its arguments (a bad
+// shape or dtype is a UserError naming the op and the argument) and dispatches on the input's device.
+#include "dattn/core/tensor.h"
+
+namespace dattn::ops {
+
+// y = x · weightᵀ + bias over the last dimension, as torch.nn.Linear: x [..., in], weight [out, in],
+// bias [out] or undefined. y has x's leading dimensions, device and dtype. CPU: one float32 GEMM
+// (OpenBLAS); bf16 and fp16 operands are widened to float32 and the result is rounded once.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+}  // namespace dattn::ops

@@ -1,0 +1,126 @@
+// Sharded, streamed safetensors checkpoints in diffusers' layout (see checkpoint_writer.h).
+#include "dattn/io/checkpoint_writer.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/core/error.h"
+
+namespace dattn {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::uint64_t parse_byte_size(const std::string& text) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  std::string unit = text.substr(i);
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const std::pair<const char*, std::uint64_t> units[] = {
+      {"", 1},          {"B", 1},           {"KB", 1000},        {"MB", 1000000},  {"GB", 1000000000},
+      {"KIB", 1 << 10}, {"MIB", 1 << 20},   {"GIB", 1ULL << 30}, {"TB", 1000000000000ULL}};
+  for (const auto& [name, scale] : units)
+    if (i > 0 && i <= 15 && unit == name) {
+      const std::uint64_t value = std::stoull(text.substr(0, i));
+      if (value <= UINT64_MAX / scale) return value * scale;
+    }
+  throw UserError("size '" + text + "': expected a whole number with an optional unit (B, KB, MB, GB, KiB, MiB, GiB), "
+                  "e.g. 5GB");
+}
+
+namespace {
+
+std::string safetensors_dtype(DType d) {
+  switch (d) {
+    case DType::F32: return "F32";
+    case DType::BF16: return "BF16";
+    case DType::F16: return "F16";
+    case DType::F64: return "F64";
+    default: throw UserError("checkpoint writer: dtype " + std::string(dtype_name(d)) + " is not a weight dtype");
+  }
+}
+
+std::string shard_name(const std::string& stem, std::size_t i, std::size_t n) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "-%05zu-of-%05zu.safetensors", i + 1, n);
+  return stem + buf;
+}
+
+void write_file(const fs::path& path, const std::vector<PlannedTensor>& tensors, std::size_t first, std::size_t last,
+                const std::function<void(std::size_t, std::uint8_t*)>& fill) {
+  json header = json::object();
+  header["__metadata__"] = {{"format", "pt"}};
+  std::uint64_t offset = 0;
+  for (std::size_t i = first; i < last; ++i) {
+    const auto& t = tensors[i];
+    header[t.name] = {{"dtype", safetensors_dtype(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes()}}};
+    offset += t.bytes();
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UserError(path.string() + ": cannot open for writing: " + std::strerror(errno));
+  const std::uint64_t n = text.size();
+  out.write(reinterpret_cast<const char*>(&n), sizeof n);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::vector<std::uint8_t> buf;
+  for (std::size_t i = first; i < last && out; ++i) {
+    buf.resize(tensors[i].bytes());
+    fill(i, buf.data());
+    out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+  }
+  out.close();
+  if (!out) throw UserError(path.string() + ": write failed (disk full?)");
+}
+
+}  // namespace
+
+CheckpointWriteResult write_diffusers_weights(const std::string& dir, const std::string& stem,
+                                              const std::vector<PlannedTensor>& tensors, std::uint64_t max_shard_bytes,
+                                              const std::function<void(std::size_t, std::uint8_t*)>& fill) {
+  // Shard boundaries: [starts[k], starts[k + 1]).
+  std::vector<std::size_t> starts = {0};
+  std::uint64_t in_shard = 0, total = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const std::uint64_t b = tensors[i].bytes();
+    if (in_shard > 0 && in_shard + b > max_shard_bytes) {
+      starts.push_back(i);
+      in_shard = 0;
+    }
+    in_shard += b;
+    total += b;
+  }
+  starts.push_back(tensors.size());
+  const std::size_t shards = starts.size() - 1;
+  CheckpointWriteResult result;
+  result.total_bytes = total;
+  if (shards == 1) {
+    const fs::path path = fs::path(dir) / (stem + ".safetensors");
+    write_file(path, tensors, 0, tensors.size(), fill);
+    result.files.push_back(path.string());
+    return result;
+  }
+  json index = {{"metadata", {{"total_size", total}}}, {"weight_map", json::object()}};
+  for (std::size_t k = 0; k < shards; ++k) {
+    const std::string name = shard_name(stem, k, shards);
+    write_file(fs::path(dir) / name, tensors, starts[k], starts[k + 1], fill);
+    for (std::size_t i = starts[k]; i < starts[k + 1]; ++i) index["weight_map"][tensors[i].name] = name;
+    result.files.push_back((fs::path(dir) / name).string());
+  }
+  const fs::path index_path = fs::path(dir) / (stem + ".safetensors.index.json");
+  std::ofstream out(index_path);
+  out << index.dump(2) << "\n";
+  out.close();
+  if (!out) throw UserError(index_path.string() + ": write failed");
+  result.files.push_back(index_path.string());
+  return result;
+}
+
+}  // namespace dattn

@@ -1,0 +1,118 @@
+// make-checkpoint: random weights for a model's parameter manifest, streamed into a diffusers directory.
+#include "dattn/models/random_checkpoint.h"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/core/error.h"
+#include "dattn/models/wan/manifest.h"
+
+namespace dattn {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t name_key(const std::string& name) {  // FNV-1a
+  std::uint64_t h = 0xCBF29CE484222325ULL;
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001B3ULL;
+  return h;
+}
+
+// N(mean, stddev) samples; element i depends only on (seed, key, i), so any thread may compute it.
+void fill_normal(float* dst, std::int64_t n, std::uint64_t seed, std::uint64_t key, float mean, float stddev) {
+  const std::uint64_t stream = splitmix64(seed ^ splitmix64(key));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t pair = 0; pair < (n + 1) / 2; ++pair) {
+    const std::uint64_t bits = splitmix64(stream + static_cast<std::uint64_t>(pair));
+    const double u1 = (double(bits >> 32) + 0.5) / 4294967296.0;  // (0, 1): the log is finite
+    const double u2 = double(bits & 0xFFFFFFFFu) / 4294967296.0;
+    const double r = std::sqrt(-2.0 * std::log(u1)), a = 6.283185307179586 * u2;
+    dst[2 * pair] = mean + stddev * static_cast<float>(r * std::cos(a));
+    if (2 * pair + 1 < n) dst[2 * pair + 1] = mean + stddev * static_cast<float>(r * std::sin(a));
+  }
+}
+
+struct InitSpec {
+  float mean = 0, stddev = 0;
+};
+
+InitSpec init_for(const ParamSpec& p) {
+  switch (p.kind) {
+    case ParamKind::Weight: {
+      const double fan_in = double(shape_numel(p.shape)) / double(p.shape[0]);
+      return {0.0f, static_cast<float>(1.0 / std::sqrt(fan_in))};
+    }
+    case ParamKind::Bias: return {0.0f, 0.02f};
+    case ParamKind::NormWeight: return {1.0f, 0.02f};
+    case ParamKind::NormBias: return {0.0f, 0.02f};
+    case ParamKind::Modulation: return {0.0f, static_cast<float>(1.0 / std::sqrt(double(p.shape.back())))};
+  }
+  return {};
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path + ": cannot open the config");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, const std::string& out_dir,
+                                                const RandomCheckpointOptions& options) {
+  if (options.dtype != DType::F32 && options.dtype != DType::BF16 && options.dtype != DType::F16)
+    throw UserError("checkpoint dtype " + std::string(dtype_name(options.dtype)) + ": expected fp32, bf16 or fp16");
+  const std::string text = read_text(config_path);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw UserError(config_path + ": not a JSON object");
+  RandomCheckpointSummary summary;
+  summary.model_class = j.value("_class_name", std::string("WanTransformer3DModel"));
+  if (summary.model_class != "WanTransformer3DModel")
+    throw UserError(config_path + ": '_class_name' is \"" + summary.model_class +
+                    "\"; make-checkpoint supports WanTransformer3DModel");
+  const auto manifest = wan_transformer_manifest(WanTransformerConfig::from_json(j, config_path));
+
+  if (fs::exists(out_dir) && !(fs::is_directory(out_dir) && fs::is_empty(out_dir)))
+    throw UserError("--out '" + out_dir + "' already exists and is not an empty directory; choose a new one");
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw UserError("--out '" + out_dir + "': cannot create the directory: " + ec.message());
+  {
+    std::ofstream out(fs::path(out_dir) / "config.json", std::ios::binary);
+    out << text;
+    if (!out) throw UserError(out_dir + "/config.json: write failed");
+  }
+  std::vector<PlannedTensor> plan;
+  for (const auto& p : manifest) {
+    plan.push_back({p.name, p.keep_fp32 ? DType::F32 : options.dtype, p.shape});
+    summary.parameters += static_cast<std::uint64_t>(shape_numel(p.shape));
+  }
+  summary.tensors = plan.size();
+  std::vector<float> values;
+  summary.written = write_diffusers_weights(out_dir, "diffusion_pytorch_model", plan, options.max_shard_bytes,
+                                            [&](std::size_t i, std::uint8_t* dst) {
+                                              const std::int64_t n = shape_numel(plan[i].shape);
+                                              const InitSpec init = init_for(manifest[i]);
+                                              values.resize(static_cast<std::size_t>(n));
+                                              fill_normal(values.data(), n, options.seed, name_key(plan[i].name),
+                                                          init.mean, init.stddev);
+                                              from_f32(values.data(), plan[i].dtype, dst, values.size());
+                                            });
+  return summary;
+}
+
+}  // namespace dattn

@@ -1,0 +1,37 @@
+#pragma once
+// WanAttention: q/k/v projections, RMS norm of q and k across all heads, rotary embedding (self-attention
+// only), the attention backend its role resolves to, and the output projection.
+#include <memory>
+#include <string>
+
+#include "dattn/attention/layer.h"
+#include "dattn/core/tensor.h"
+#include "models/wan/capture.h"
+#include "models/wan/rope_tables.h"
+#include "models/wan/weights.h"
+
+namespace dattn::wan {
+
+class Attention {
+ public:
+  // `name` is the module path ("blocks.3.attn1"), `role` "self" or "cross". The backend is resolved and
+  // checked here, for `dtype` on `device` (ConfigError when an explicit choice cannot run it), before
+  // any weight is read.
+  Attention(std::string name, std::string role, std::int64_t heads, std::int64_t head_dim, float eps,
+            const AttentionSettings& settings, DType dtype, Device device);
+
+  // x [B, S, D] attends to context [B, L, D] (x itself for self-attention); rope is applied to q and k
+  // when given. Captures `capture_prefix`.{q, k, v, out} (the backend's BSHD inputs and output).
+  Tensor forward(const AttentionWeights& w, const Tensor& x, const Tensor& context, const RopeTables* rope,
+                 const Capture& capture, const std::string& capture_prefix) const;
+
+  const AttentionLayer& layer() const { return *layer_; }
+
+ private:
+  std::int64_t heads_, head_dim_;
+  float eps_;
+  DType dtype_;
+  std::unique_ptr<AttentionLayer> layer_;
+};
+
+}  // namespace dattn::wan

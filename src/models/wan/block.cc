@@ -1,0 +1,52 @@
+// WanTransformerBlock (see block.h). The order of operations and the float32 points follow diffusers:
+// the modulation (scale_shift_table + timestep projection), the norms and the gated residual adds are
+// float32; their results are cast back to the run dtype.
+#include "models/wan/block.h"
+
+#include "dattn/ops/ops.h"
+
+namespace dattn::wan {
+namespace {
+
+// Index of each vector in the 6-way modulation: shift, scale, gate for attention, then for the FFN.
+enum : int { kShiftMsa = 0, kScaleMsa, kGateMsa, kShiftFfn, kScaleFfn, kGateFfn };
+
+}  // namespace
+
+Block::Block(std::int64_t index, const WanTransformerConfig& config, const AttentionSettings& settings, DType dtype,
+             Device device)
+    : prefix_("blocks." + std::to_string(index)),
+      eps_(static_cast<float>(config.eps)),
+      attn1_(prefix_ + ".attn1", "self", config.num_attention_heads, config.attention_head_dim, eps_, settings, dtype,
+             device),
+      attn2_(prefix_ + ".attn2", "cross", config.num_attention_heads, config.attention_head_dim, eps_, settings, dtype,
+             device) {}
+
+Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text, const Tensor& timestep_proj,
+                      const std::vector<std::int32_t>& row_of_token, const RopeTables& rope,
+                      const Capture& capture) const {
+  const std::int64_t d = x.dim(-1);
+  // [R, 6, D] float32: the block's table plus each distinct timestep's projection.
+  ops::TokenModulation mod{ops::add(timestep_proj.reshape({-1, 6, d}), w.scale_shift_table, DType::F32),
+                           row_of_token};
+
+  Tensor h = ops::layer_norm_modulated(x, eps_, mod, kShiftMsa, kScaleMsa);
+  Tensor attn = attn1_.forward(w.attn1, h, h, &rope, capture, prefix_ + ".attn_self");
+  capture(prefix_ + ".attn1.out", attn);
+  Tensor hidden = ops::gated_residual(x, attn, mod, kGateMsa);
+
+  h = w.norm2_weight.defined() ? ops::layer_norm(hidden, eps_, w.norm2_weight, w.norm2_bias) : hidden;
+  attn = attn2_.forward(w.attn2, h, text, nullptr, capture, prefix_ + ".attn_cross");
+  capture(prefix_ + ".attn2.out", attn);
+  hidden = ops::add(hidden, attn);
+
+  h = ops::layer_norm_modulated(hidden, eps_, mod, kShiftFfn, kScaleFfn);
+  Tensor ff = ops::linear(ops::gelu_tanh(ops::linear(h, w.ffn_in.weight, w.ffn_in.bias)), w.ffn_out.weight,
+                          w.ffn_out.bias);
+  capture(prefix_ + ".ffn.out", ff);
+  hidden = ops::gated_residual(hidden, ff, mod, kGateFfn);
+  capture(prefix_ + ".out", hidden);
+  return hidden;
+}
+
+}  // namespace dattn::wan

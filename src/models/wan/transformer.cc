@@ -1,0 +1,130 @@
+// WanTransformer3DModel: loading, input checks and the top-level forward (see transformer.h).
+#include "dattn/models/wan/transformer.h"
+
+#include <cmath>
+#include <vector>
+
+#include "dattn/core/error.h"
+#include "dattn/io/weight_store.h"
+#include "dattn/ops/ops.h"
+#include "models/wan/block.h"
+#include "models/wan/condition.h"
+#include "models/wan/rope_tables.h"
+#include "models/wan/weights.h"
+
+namespace dattn {
+
+struct WanTransformer::Impl {
+  WanTransformerConfig config;
+  WanRunOptions options;
+  wan::Weights weights;
+  std::vector<std::unique_ptr<wan::Block>> blocks;
+};
+
+WanTransformer::WanTransformer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WanTransformer::~WanTransformer() = default;
+WanTransformer::WanTransformer(WanTransformer&&) noexcept = default;
+WanTransformer& WanTransformer::operator=(WanTransformer&&) noexcept = default;
+const WanTransformerConfig& WanTransformer::config() const { return impl_->config; }
+const WanRunOptions& WanTransformer::options() const { return impl_->options; }
+
+WanTransformer WanTransformer::load(const std::string& dir, const WanRunOptions& options) {
+  if (options.dtype != DType::F32 && options.dtype != DType::BF16 && options.dtype != DType::F16)
+    throw UserError("run dtype " + std::string(dtype_name(options.dtype)) + ": expected fp32, bf16 or fp16");
+  auto impl = std::make_unique<Impl>();
+  impl->config = WanTransformerConfig::load(dir);
+  impl->options = options;
+  // Blocks (and their attention layers) first: a backend that cannot run the model fails before
+  // gigabytes of weights are read.
+  for (std::int64_t i = 0; i < impl->config.num_layers; ++i)
+    impl->blocks.push_back(
+        std::make_unique<wan::Block>(i, impl->config, options.attention, options.dtype, options.device));
+  WeightStore store(dir);
+  impl->weights = wan::load_weights(store, impl->config, options.dtype, options.device);
+  return WanTransformer(std::move(impl));
+}
+
+namespace {
+
+struct Geometry {
+  std::int64_t batch = 0, tokens = 0;
+  std::array<std::int64_t, 3> grid{};
+  bool per_token = false;
+};
+
+Geometry check_inputs(const WanTransformerConfig& c, const Tensor& hidden, const Tensor& timestep, const Tensor& text) {
+  const auto [pt, ph, pw] = c.patch_size;
+  if (!hidden.defined() || hidden.ndim() != 5 || hidden.dim(1) != c.in_channels)
+    throw UserError("hidden_states " + (hidden.defined() ? hidden.describe() : std::string("(missing)")) +
+                    ": expected [B, " + std::to_string(c.in_channels) + ", F, H, W] (in_channels in config.json)");
+  for (int i = 0; i < 3; ++i)
+    if (hidden.dim(2 + i) % c.patch_size[i] != 0 || hidden.dim(2 + i) == 0)
+      throw UserError("hidden_states " + hidden.describe() + ": frames, height and width must be positive multiples "
+                      "of patch_size " + shape_str({pt, ph, pw}));
+  Geometry g;
+  g.batch = hidden.dim(0);
+  g.grid = {hidden.dim(2) / pt, hidden.dim(3) / ph, hidden.dim(4) / pw};
+  g.tokens = g.grid[0] * g.grid[1] * g.grid[2];
+  if (!text.defined() || text.ndim() != 3 || text.dim(0) != g.batch || text.dim(2) != c.text_dim || text.dim(1) == 0)
+    throw UserError("encoder_hidden_states " + (text.defined() ? text.describe() : std::string("(missing)")) +
+                    ": expected [" + std::to_string(g.batch) + ",L," + std::to_string(c.text_dim) +
+                    "] (batch of hidden_states, text_dim in config.json)");
+  const std::string want = shape_str({g.batch}) + " or per token " + shape_str({g.batch, g.tokens});
+  if (!timestep.defined()) throw UserError("timestep is missing: expected " + want);
+  if (timestep.ndim() == 2 && timestep.dim(0) == g.batch && timestep.dim(1) == g.tokens) {
+    g.per_token = true;
+  } else if (!(timestep.ndim() <= 1 && (timestep.numel() == g.batch || timestep.numel() == 1))) {
+    throw UserError("timestep " + timestep.describe() + ": expected " + want);
+  }
+  return g;
+}
+
+// [B, S, D] tokens -> [B, D, F', H', W'], the Conv3d output layout diffusers' hook records.
+Tensor tokens_to_channels(const Tensor& x, const std::array<std::int64_t, 3>& grid) {
+  const std::int64_t b = x.dim(0), s = x.dim(1), d = x.dim(2);
+  const auto v = x.to_f32_vector();
+  std::vector<float> out(v.size());
+  for (std::int64_t bi = 0; bi < b; ++bi)
+    for (std::int64_t t = 0; t < s; ++t)
+      for (std::int64_t c = 0; c < d; ++c) out[(bi * d + c) * s + t] = v[(bi * s + t) * d + c];
+  return Tensor::from_f32(out, {b, d, grid[0], grid[1], grid[2]}, x.dtype());
+}
+
+}  // namespace
+
+Tensor WanTransformer::forward(const Tensor& hidden_states, const Tensor& timestep,
+                               const Tensor& encoder_hidden_states, const WanCapture& capture_fn) const {
+  const WanTransformerConfig& c = impl_->config;
+  const wan::Weights& w = impl_->weights;
+  const Device device = impl_->options.device;
+  const DType dtype = impl_->options.dtype;
+  const wan::Capture capture{&capture_fn};
+  const Geometry g = check_inputs(c, hidden_states, timestep, encoder_hidden_states);
+
+  const wan::RopeTables rope = wan::rope_tables(c.attention_head_dim, c.rope_max_seq_len, g.grid, device);
+  if (capture.on()) {
+    capture("rope.cos", rope.cos.reshape({1, g.tokens, 1, c.attention_head_dim}));
+    capture("rope.sin", rope.sin.reshape({1, g.tokens, 1, c.attention_head_dim}));
+  }
+  Tensor x = ops::patch_embed_3d(hidden_states.to(dtype).to(device), w.patch_weight, w.patch_bias, c.patch_size);
+  if (capture.on()) capture("patch_embedding.out", tokens_to_channels(x, g.grid));
+
+  std::vector<double> t = timestep.to_f64_vector();
+  for (double v : t)
+    if (!std::isfinite(v)) throw UserError("timestep " + timestep.describe() + " holds NaN or Inf");
+  if (!g.per_token && t.size() == 1) t.assign(g.batch, t[0]);  // one timestep for the whole batch
+  const wan::Conditioning cond = wan::condition(w, c, t, g.per_token, g.batch, g.tokens,
+                                                encoder_hidden_states.to(dtype).to(device), capture);
+
+  for (std::size_t i = 0; i < impl_->blocks.size(); ++i)
+    x = impl_->blocks[i]->forward(w.blocks[i], x, cond.text, cond.timestep_proj, cond.row_of_token, rope, capture);
+
+  // Output norm: shift and scale are scale_shift_table + temb (no SiLU), per distinct timestep row.
+  const std::int64_t d = c.inner_dim();
+  ops::TokenModulation mod{ops::add(w.scale_shift_table, cond.temb.reshape({-1, 1, d}), DType::F32), cond.row_of_token};
+  x = ops::layer_norm_modulated(x, static_cast<float>(c.eps), mod, 0, 1);
+  x = ops::linear(x, w.proj_out.weight, w.proj_out.bias);
+  return ops::unpatchify_3d(x, g.grid, c.patch_size, c.out_channels);
+}
+
+}  // namespace dattn

@@ -1,0 +1,43 @@
+#pragma once
+// The tensors of a WanTransformer3DModel grouped by module, loaded through the manifest.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "dattn/core/tensor.h"
+#include "dattn/io/weight_store.h"
+#include "dattn/models/wan/config.h"
+
+namespace dattn::wan {
+
+struct Linear {
+  Tensor weight, bias;
+};
+
+struct AttentionWeights {
+  Linear to_q, to_k, to_v, to_out;
+  Tensor norm_q, norm_k;  // RMSNorm gains over the whole inner dim
+};
+
+struct BlockWeights {
+  AttentionWeights attn1, attn2;
+  Tensor norm2_weight, norm2_bias;  // undefined without cross_attn_norm
+  Linear ffn_in, ffn_out;           // ffn.net.0.proj, ffn.net.2
+  Tensor scale_shift_table;         // [1, 6, D] float32
+};
+
+struct Weights {
+  Tensor patch_weight, patch_bias;
+  Linear time_1, time_2, time_proj;  // time_embedder.linear_1/2 (float32), time_proj
+  Linear text_1, text_2;             // text_embedder.linear_1/2
+  std::vector<BlockWeights> blocks;
+  Tensor scale_shift_table;  // [1, 2, D] float32
+  Linear proj_out;
+};
+
+// Checks the store against the manifest first and reports every missing and unexpected tensor at once
+// (UserError naming the directory and the tensors); then takes each tensor, shape checked, converted to
+// `dtype` (float32 for the parameters diffusers keeps in float32) on `device`.
+Weights load_weights(WeightStore& store, const WanTransformerConfig& config, DType dtype, Device device);
+
+}  // namespace dattn::wan

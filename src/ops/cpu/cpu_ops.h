@@ -1,0 +1,28 @@
+#pragma once
+// CPU implementations of the ops in include/dattn/ops/, called by the dispatchers in src/ops/*.cc
+// after the arguments were checked. Host tensors only.
+#include <optional>
+
+#include "dattn/ops/ops.h"
+
+namespace dattn::ops::cpu {
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias);
+Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight);
+Tensor gelu_tanh(const Tensor& x);
+Tensor silu(const Tensor& x);
+Tensor add(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
+Tensor mul(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
+Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k);
+Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k);
+Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& sin);
+Tensor timestep_embedding(const Tensor& t, const TimestepEmbeddingParams& p);
+Tensor patch_embed_3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Patch3& patch);
+Tensor unpatchify_3d(const Tensor& x, const Patch3& grid, const Patch3& patch, std::int64_t channels);
+
+// Y[M, N] = X[M, K] · W[N, K]ᵀ (+ bias[N]), float32 row-major, through cblas_sgemm.
+void gemm_xwt(const float* x, std::int64_t m, std::int64_t k, const float* w, std::int64_t n,
+              const float* bias, float* y);
+
+}  // namespace dattn::ops::cpu

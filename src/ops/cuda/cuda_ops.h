@@ -1,0 +1,34 @@
+#pragma once
+// CUDA implementations of the ops in include/dattn/ops/, called by the dispatchers in src/ops/*.cc after
+// the arguments were checked (shapes, dtypes, one device). Plain C++: no CUDA header is included, so the
+// dispatchers compile as C++20 and only the .cu files see the CUDA toolkit. Every op is asynchronous on
+// the default stream: it launches and returns; errors of a launch are reported at once, errors of the
+// kernel itself at the next synchronising call.
+#include <cstdint>
+
+#include "dattn/ops/ops.h"
+
+namespace dattn::ops::cuda {
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias);
+Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight);
+Tensor gelu_tanh(const Tensor& x);
+Tensor silu(const Tensor& x);
+Tensor add(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
+Tensor mul(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
+Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k);
+Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k);
+Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& sin);
+Tensor timestep_embedding(const Tensor& t, const TimestepEmbeddingParams& p);
+Tensor patch_embed_3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Patch3& patch);
+Tensor unpatchify_3d(const Tensor& x, const Patch3& grid, const Patch3& patch, std::int64_t channels);
+
+// A copy of `t` (CUDA, fp32/bf16/fp16/fp64) converted to `dtype` on the device, rounded to nearest even;
+// `t` itself when it already has that dtype.
+Tensor convert(const Tensor& t, DType dtype);
+
+// Number of distinct GEMM plans (shape, dtypes, alignment) cached by linear so far; for tests.
+std::size_t gemm_plan_count();
+
+}  // namespace dattn::ops::cuda

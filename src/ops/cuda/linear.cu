@@ -1,0 +1,171 @@
+// linear on CUDA: one cuBLASLt matmul with the bias added by its epilogue. Diffusion runs the same
+// shapes every step, so the descriptors and the heuristic's algorithm are made once per problem
+// (M, N, K, dtype, bias, pointer alignments) and cached; one 32 MB workspace serves every call.
+#include <cublasLt.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "ops/cuda/common.cuh"
+#include "ops/cuda/cuda_ops.h"
+#include "ops/cuda/gemm.h"
+
+namespace dattn::ops::cuda {
+namespace {
+
+void check_lt(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("linear (cuda): ") + call + " failed: " + cublasLtGetStatusString(s));
+}
+#define DATTN_LT(call) check_lt((call), #call)
+
+constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
+
+// The largest power of two up to 256 dividing the address: what cuBLASLt's kernels may assume.
+int alignment(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  int al = 256;
+  while (al > 1 && a % al) al /= 2;
+  return al;
+}
+
+struct Key {
+  i64 m, n, k;
+  int dtype;
+  bool bias;
+  int align_x, align_w, align_y;
+  bool operator<(const Key& o) const {
+    return std::tie(m, n, k, dtype, bias, align_x, align_w, align_y) <
+           std::tie(o.m, o.n, o.k, o.dtype, o.bias, o.align_x, o.align_w, o.align_y);
+  }
+};
+
+struct Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  ~Plan() {
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+cudaDataType_t cuda_type(DType d) {
+  switch (d) {
+    case DType::BF16: return CUDA_R_16BF;
+    case DType::F16: return CUDA_R_16F;
+    default: return CUDA_R_32F;
+  }
+}
+
+// Process-wide cuBLASLt state. Never destroyed: the CUDA context may be gone at exit.
+struct Lt {
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  std::mutex mutex;  // guards plans and the bias pointer written into a cached descriptor
+  std::map<Key, std::unique_ptr<Plan>> plans;
+};
+
+Lt& lt() {
+  static Lt* state = [] {
+    auto* s = new Lt;
+    DATTN_LT(cublasLtCreate(&s->handle));
+    DATTN_CUDA_CHECK(cudaMalloc(&s->workspace, kWorkspaceBytes));
+    return s;
+  }();
+  return *state;
+}
+
+// Row-major Y = X Wᵀ is column-major Yᵀ[N, M] = W[K, N]ᵀ · Xᵀ[K, M]: A = W transposed, B = X, C = D = Yᵀ.
+std::unique_ptr<Plan> make_plan(Lt& s, const Key& key, DType dtype) {
+  auto p = std::make_unique<Plan>();
+  const cudaDataType_t t = cuda_type(dtype);
+  DATTN_LT(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
+  DATTN_LT(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
+  DATTN_LT(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
+  if (key.bias) {
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    DATTN_LT(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+  }
+  DATTN_LT(cublasLtMatrixLayoutCreate(&p->a, t, key.k, key.n, key.k));
+  DATTN_LT(cublasLtMatrixLayoutCreate(&p->b, t, key.k, key.m, key.k));
+  DATTN_LT(cublasLtMatrixLayoutCreate(&p->c, t, key.n, key.m, key.n));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  DATTN_LT(cublasLtMatmulPreferenceCreate(&pref));
+  const std::uint64_t ws = kWorkspaceBytes;
+  const std::uint32_t al_a = key.align_w, al_b = key.align_x, al_c = key.align_y;
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof(al_a));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof(al_b));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c));
+  cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof(al_c));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(s.handle, p->desc, p->a, p->b, p->c, p->c, pref, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+    throw std::runtime_error("linear (cuda): cuBLASLt has no algorithm for M=" + std::to_string(key.m) +
+                             " N=" + std::to_string(key.n) + " K=" + std::to_string(key.k) + " " +
+                             std::string(dtype_name(dtype)) + (key.bias ? " with bias" : "") + ": " +
+                             cublasLtGetStatusString(st));
+  p->algo = result.algo;
+  return p;
+}
+
+}  // namespace
+
+void gemm_xwt(const void* x, const void* w, const void* bias, void* y, i64 m, i64 n, i64 k, DType dtype) {
+  Lt& s = lt();
+  const Key key{m, n, k, static_cast<int>(dtype), bias != nullptr, alignment(x), alignment(w), alignment(y)};
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  auto it = s.plans.find(key);
+  if (it == s.plans.end()) it = s.plans.emplace(key, make_plan(s, key, dtype)).first;
+  Plan& p = *it->second;
+  if (bias) DATTN_LT(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  const float one = 1.0f, zero = 0.0f;
+  DATTN_LT(cublasLtMatmul(s.handle, p.desc, &one, w, p.a, x, p.b, &zero, y, p.c, y, p.c, &p.algo, s.workspace,
+                          kWorkspaceBytes, /*stream=*/0));
+}
+
+std::size_t gemm_plan_count() {
+  Lt& s = lt();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  return s.plans.size();
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const i64 out = weight.dim(0), in = weight.dim(1);
+  const i64 rows = shape_numel(Shape(x.shape().begin(), x.shape().end() - 1));  // also when in = 0
+  Shape shape = x.shape();
+  shape.back() = out;
+  const DType dt = x.dtype();
+  if (rows == 0 || out == 0) return Tensor::empty(shape, dt, Device::CUDA);
+  if (in == 0) {  // an empty sum: the bias alone (cuBLASLt does not take K = 0)
+    Tensor zeros = Tensor::zeros(shape, dt, Device::CUDA);
+    return bias.defined() ? add(zeros, bias, shape, dt) : zeros;
+  }
+  // One dtype for all operands: the fast path. Mixed dtypes are widened to float32 (exactly), multiplied
+  // in float32 and rounded once to x's dtype, as the CPU op does.
+  const bool uniform = weight.dtype() == dt && (!bias.defined() || bias.dtype() == dt);
+  const DType gemm_dt = uniform ? dt : DType::F32;
+  Tensor xg = convert(x, gemm_dt), wg = convert(weight, gemm_dt);
+  Tensor bg = bias.defined() ? convert(bias, gemm_dt) : Tensor();
+  // Views that start off a 16-byte boundary (narrow0 of odd rows) get fresh, 256-byte aligned copies:
+  // the bias epilogue reads its vector with wide loads, and the fast kernels want aligned operands.
+  // Tensors from Tensor::empty are always aligned, so the models never pay for this.
+  for (Tensor* t : {&xg, &wg, &bg})
+    if (t->defined() && alignment(t->data()) < 16) *t = t->clone();
+  Tensor y = Tensor::empty(shape, gemm_dt, Device::CUDA);
+  gemm_xwt(xg.data(), wg.data(), bg.defined() ? bg.data() : nullptr, y.data(), rows, out, in, gemm_dt);
+  return convert(y, dt);
+}
+
+}  // namespace dattn::ops::cuda

@@ -1,0 +1,65 @@
+// layer_norm_modulated and gated_residual on CUDA: parameters per token through TokenRows.
+#include "ops/cuda/cuda_ops.h"
+#include "ops/cuda/row_norm.cuh"
+
+namespace dattn::ops::cuda {
+namespace {
+
+// y = h + x * gate[row(token)], D elements per token; 8 per thread when vec.
+__global__ void gated_residual_kernel(const void* h, Elt eh, const void* x, Elt ex, void* y, const float* params,
+                                      TokenRows rows, i64 k, i64 gate_k, i64 d, i64 n, bool vec) {
+  const i64 stride = i64{gridDim.x} * blockDim.x;
+  const i64 first = i64{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (vec) {
+    for (i64 v = first; v < n / 8; v += stride) {
+      const i64 e = v * 8, token = e / d, col = e - token * d;
+      const float* gate = params + (i64{rows.row(token)} * k + gate_k) * d + col;
+      float a[8], b[8];
+      load8(h, eh, e, a);
+      load8(x, ex, e, b);
+      const float4 g0 = *reinterpret_cast<const float4*>(gate), g1 = *reinterpret_cast<const float4*>(gate + 4);
+      const float g[8] = {g0.x, g0.y, g0.z, g0.w, g1.x, g1.y, g1.z, g1.w};
+#pragma unroll
+      for (int j = 0; j < 8; ++j) a[j] += b[j] * g[j];
+      store8(y, eh, e, a);
+    }
+    return;
+  }
+  for (i64 e = first; e < n; e += stride) {
+    const i64 token = e / d, col = e - token * d;
+    const float g = params[(i64{rows.row(token)} * k + gate_k) * d + col];
+    store1(y, eh, e, load1(h, eh, e) + load1(x, ex, e) * g);
+  }
+}
+
+}  // namespace
+
+Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k) {
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::CUDA);
+  RowNormArgs p;
+  p.x = x.data(), p.y = y.data(), p.ex = elt_of(x.dtype());
+  p.d = x.dim(-1), p.rows = p.d ? x.numel() / p.d : 0, p.eps = eps;
+  p.params = m.params.data_as<float>();
+  p.k = static_cast<int>(m.params.dim(1)), p.shift_k = shift_k, p.scale_k = scale_k;
+  if (p.rows) p.token_rows = token_rows(m.row_of_token);
+  launch_row_norm<NormKind::LayerModulated>(p, x.dtype(), "layer_norm_modulated");
+  return y;
+}
+
+Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k) {
+  Tensor y = Tensor::empty(h.shape(), h.dtype(), Device::CUDA);
+  const i64 n = h.numel(), d = h.dim(-1);
+  if (n == 0) return y;
+  const float* params = m.params.data_as<float>();
+  // The gate rows start at multiples of D floats: 16-byte aligned when D % 4 == 0 (8 here).
+  const bool vec = d % 8 == 0 && can_vec8(h.data(), h.dtype()) && can_vec8(x.data(), x.dtype()) &&
+                   can_vec8(y.data(), y.dtype()) && can_vec8(params, DType::F32);
+  constexpr int kThreads = 256;
+  gated_residual_kernel<<<grid_for(vec ? n / 8 : n, kThreads), kThreads>>>(
+      h.data(), elt_of(h.dtype()), x.data(), elt_of(x.dtype()), y.data(), params, token_rows(m.row_of_token),
+      m.params.dim(1), gate_k, d, n, vec);
+  check_launch("gated_residual");
+  return y;
+}
+
+}  // namespace dattn::ops::cuda

@@ -1,0 +1,34 @@
+#pragma once
+// The row of params each token uses (TokenModulation::row_of_token, host memory) as the kernels see it.
+// Tokens come in long runs of one row (every token of a batch item with a scalar timestep; the first
+// frame and the rest with Wan2.2 TI2V), so up to kMaxRuns runs travel in the kernel's arguments: no
+// upload and no synchronisation. Longer tables are uploaded once and cached by content (the same table
+// serves every block of a forward and every step of a run).
+#include <cstdint>
+#include <vector>
+
+#include "ops/cuda/common.cuh"
+
+namespace dattn::ops::cuda {
+
+struct TokenRows {
+  static constexpr int kMaxRuns = 16;
+  const std::int32_t* table = nullptr;  // one row per token on the device, or null: then the runs
+  int runs = 0;
+  i64 run_start[kMaxRuns];  // first token of each run, increasing, run_start[0] = 0
+  std::int32_t run_row[kMaxRuns];
+
+  __device__ __forceinline__ std::int32_t row(i64 token) const {
+    if (table) return table[token];
+    std::int32_t r = run_row[0];
+#pragma unroll
+    for (int i = 1; i < kMaxRuns; ++i)
+      if (i < runs && token >= run_start[i]) r = run_row[i];
+    return r;
+  }
+};
+
+// Runs when there are few, else the cached device copy (defined in token_rows.cu).
+TokenRows token_rows(const std::vector<std::int32_t>& row_of_token);
+
+}  // namespace dattn::ops::cuda

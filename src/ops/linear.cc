@@ -1,0 +1,41 @@
+// Dispatch of linear (one place per op: a CUDA kernel plugs in at the Device::CUDA case).
+#include "dattn/ops/linear.h"
+
+#include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
+#include "ops/checks.h"
+#include "ops/cpu/cpu_ops.h"
+#ifdef DATTN_WITH_CUDA
+#include "ops/cuda/cuda_ops.h"
+#endif
+
+namespace dattn::ops {
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  constexpr const char* op = "linear";
+  detail::require_float(op, "x", x);
+  detail::require_float(op, "weight", weight);
+  detail::require_ndim(op, "weight", weight, 2, "[out, in]");
+  if (x.ndim() < 1 || x.dim(-1) != weight.dim(1))
+    throw UserError(std::string(op) + ": x " + x.describe() + " does not end in in_features = " +
+                    std::to_string(weight.dim(1)) + " of weight " + weight.describe());
+  detail::require_same_device(op, x, "weight", weight);
+  if (bias.defined()) {
+    detail::require_float(op, "bias", bias);
+    detail::require_shape(op, "bias", bias, {weight.dim(0)});
+    detail::require_same_device(op, x, "bias", bias);
+  }
+  const StageScope timed("gemm");
+  switch (x.device()) {
+    case Device::CPU: return cpu::linear(x, weight, bias);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::linear(x, weight, bias);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
+}  // namespace dattn::ops

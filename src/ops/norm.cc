@@ -1,0 +1,64 @@
+// Dispatch of layer_norm and rms_norm.
+#include "dattn/ops/norm.h"
+
+#include "dattn/core/error.h"
+#include "ops/checks.h"
+#include "ops/cpu/cpu_ops.h"
+#ifdef DATTN_WITH_CUDA
+#include "ops/cuda/cuda_ops.h"
+#endif
+
+namespace dattn::ops {
+namespace {
+
+void check_param(const char* op, const char* arg, const Tensor& x, const Tensor& p) {
+  if (!p.defined()) return;
+  detail::require_float(op, arg, p);
+  detail::require_shape(op, arg, p, {x.dim(-1)});
+  detail::require_same_device(op, x, arg, p);
+}
+
+void check_x(const char* op, const Tensor& x, float eps) {
+  detail::require_float(op, "x", x);
+  if (x.ndim() < 1) throw UserError(std::string(op) + ": x " + x.describe() + " has no last dimension");
+  if (!(eps >= 0)) throw UserError(std::string(op) + ": eps " + std::to_string(eps) + ": expected >= 0");
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias) {
+  constexpr const char* op = "layer_norm";
+  check_x(op, x, eps);
+  if (weight.defined() != bias.defined())
+    throw UserError(std::string(op) + ": weight and bias must be given together (or neither)");
+  check_param(op, "weight", x, weight);
+  check_param(op, "bias", x, bias);
+  switch (x.device()) {
+    case Device::CPU: return cpu::layer_norm(x, eps, weight, bias);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::layer_norm(x, eps, weight, bias);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
+Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
+  constexpr const char* op = "rms_norm";
+  check_x(op, x, eps);
+  check_param(op, "weight", x, weight);
+  switch (x.device()) {
+    case Device::CPU: return cpu::rms_norm(x, eps, weight);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::rms_norm(x, eps, weight);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
+}  // namespace dattn::ops

@@ -1,0 +1,36 @@
+// Dispatch of the interleaved rotary embedding.
+#include "dattn/ops/rope.h"
+
+#include "dattn/core/error.h"
+#include "ops/checks.h"
+#include "ops/cpu/cpu_ops.h"
+#ifdef DATTN_WITH_CUDA
+#include "ops/cuda/cuda_ops.h"
+#endif
+
+namespace dattn::ops {
+
+Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  constexpr const char* op = "apply_rope_interleaved";
+  detail::require_float(op, "x", x);
+  detail::require_ndim(op, "x", x, 4, "[B, S, H, D]");
+  if (x.dim(3) % 2 != 0) throw UserError(std::string(op) + ": x " + x.describe() + ": head dim must be even");
+  for (const auto& [name, t] : {std::pair{"cos", &cos}, std::pair{"sin", &sin}}) {
+    detail::require_defined(op, name, *t);
+    detail::require_shape(op, name, *t, {x.dim(1), x.dim(3)});
+    if (t->dtype() != DType::F32) throw UserError(std::string(op) + ": " + name + " " + t->describe() + ": expected fp32");
+    detail::require_same_device(op, x, name, *t);
+  }
+  switch (x.device()) {
+    case Device::CPU: return cpu::apply_rope_interleaved(x, cos, sin);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::apply_rope_interleaved(x, cos, sin);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
+}  // namespace dattn::ops

@@ -1,0 +1,88 @@
+// layer_norm (with and without affine) and rms_norm against float64 references, on rows with a large
+// mean (the case where a one-pass float32 variance loses digits).
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "dattn/ops/norm.h"
+#include "ops/op_test_util.h"
+
+namespace dattn::testing {
+namespace {
+
+std::vector<double> layer_norm_ref(const std::vector<double>& x, std::int64_t d, double eps, const double* w,
+                                   const double* b) {
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r < x.size() / d; ++r) {
+    const double* in = x.data() + r * d;
+    double mean = 0, var = 0;
+    for (std::int64_t i = 0; i < d; ++i) mean += in[i] / d;
+    for (std::int64_t i = 0; i < d; ++i) var += (in[i] - mean) * (in[i] - mean) / d;
+    for (std::int64_t i = 0; i < d; ++i) {
+      const double n = (in[i] - mean) / std::sqrt(var + eps);
+      y[r * d + i] = w ? n * w[i] + b[i] : n;
+    }
+  }
+  return y;
+}
+
+std::vector<double> rms_norm_ref(const std::vector<double>& x, std::int64_t d, double eps, const double* w) {
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r < x.size() / d; ++r) {
+    double ms = 0;
+    for (std::int64_t i = 0; i < d; ++i) ms += x[r * d + i] * x[r * d + i] / d;
+    for (std::int64_t i = 0; i < d; ++i) y[r * d + i] = x[r * d + i] / std::sqrt(ms + eps) * (w ? w[i] : 1.0);
+  }
+  return y;
+}
+
+TEST(OpsNorm, LayerNormWithAndWithoutAffine) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)) + " seed " + std::to_string(seed));
+    auto x = random_tensor({3, 7, 96}, dt, rng, 4.0f, 2.0f);
+    auto w = random_tensor({96}, dt, rng, 1.0f, 0.1f);
+    auto b = random_tensor({96}, dt, rng, 0.0f, 0.1f);
+    EXPECT_EQ(check_against(ops::layer_norm(x.t, 1e-6f), layer_norm_ref(x.v, 96, 1e-6, nullptr, nullptr),
+                            rounding_limit(dt)),
+              "");
+    EXPECT_EQ(check_against(ops::layer_norm(x.t, 1e-5f, w.t, b.t), layer_norm_ref(x.v, 96, 1e-5, w.v.data(), b.v.data()),
+                            rounding_limit(dt)),
+              "");
+  }
+}
+
+TEST(OpsNorm, RmsNormWithAndWithoutWeight) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)) + " seed " + std::to_string(seed));
+    auto x = random_tensor({5, 128}, dt, rng, 0.5f, 3.0f);
+    auto w = random_tensor({128}, dt, rng, 1.0f, 0.1f);
+    EXPECT_EQ(check_against(ops::rms_norm(x.t, 1e-6f), rms_norm_ref(x.v, 128, 1e-6, nullptr), rounding_limit(dt)), "");
+    EXPECT_EQ(check_against(ops::rms_norm(x.t, 1e-6f, w.t), rms_norm_ref(x.v, 128, 1e-6, w.v.data()), rounding_limit(dt)),
+              "");
+  }
+}
+
+TEST(OpsNorm, EpsMattersForSmallRows) {
+  // A row of tiny values: the result depends on eps, so a dropped eps shows.
+  std::vector<float> tiny(16, 1e-4f);
+  tiny[0] = -1e-4f;
+  Tensor x = Tensor::from_f32(tiny, {1, 16});
+  std::vector<double> xv(tiny.begin(), tiny.end());
+  EXPECT_EQ(check_against(ops::rms_norm(x, 1e-6f), rms_norm_ref(xv, 16, 1e-6, nullptr), 1e-6), "");
+  EXPECT_EQ(check_against(ops::layer_norm(x, 1e-6f), layer_norm_ref(xv, 16, 1e-6, nullptr, nullptr), 1e-6), "");
+}
+
+TEST(OpsNorm, ArgumentErrors) {
+  Tensor x = Tensor::zeros({2, 8}, DType::F32);
+  EXPECT_EQ(user_error([&] { ops::layer_norm(x, 1e-6f, Tensor::zeros({8}, DType::F32)); }),
+            "layer_norm: weight and bias must be given together (or neither)");
+  EXPECT_EQ(user_error([&] { ops::rms_norm(x, 1e-6f, Tensor::zeros({7}, DType::F32)); }),
+            "rms_norm: weight [7] fp32 cpu: expected shape [8]");
+}
+
+}  // namespace
+}  // namespace dattn::testing

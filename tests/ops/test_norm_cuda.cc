@@ -1,0 +1,151 @@
+// layer_norm, rms_norm, layer_norm_modulated and gated_residual on CUDA against float64 references and
+// the CPU ops: every dtype, row lengths that take each kernel path (odd D: scalar; D % 8 == 0: 8-wide;
+// D > 12288: rows too long for shared memory), rows with a large mean, float32 parameters on 16-bit
+// activations, unaligned views, and token-row tables short (runs) and long (an uploaded table).
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "dattn/ops/modulation.h"
+#include "dattn/ops/norm.h"
+#include "ops/cuda_test_util.h"
+
+namespace dattn::testing {
+namespace {
+
+std::vector<double> norm_ref(const std::vector<double>& x, std::int64_t d, double eps, bool rms, const double* w,
+                             const double* b) {
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r < x.size() / d; ++r) {
+    const double* in = x.data() + r * d;
+    double mean = 0, var = 0;
+    if (!rms)
+      for (std::int64_t i = 0; i < d; ++i) mean += in[i] / d;
+    for (std::int64_t i = 0; i < d; ++i) var += (in[i] - mean) * (in[i] - mean) / d;
+    for (std::int64_t i = 0; i < d; ++i) {
+      double n = (in[i] - mean) / std::sqrt(var + eps);
+      if (w) n *= w[i];
+      if (b) n += b[i];
+      y[r * d + i] = n;
+    }
+  }
+  return y;
+}
+
+const std::int64_t kWidths[] = {75, 3072, 20008};  // scalar path; 8-wide; 8-wide beyond shared memory
+
+TEST(OpsCudaNorm, LayerNormEveryPath) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (std::int64_t d : kWidths)
+    for (DType dt : kFloatDTypes)
+      for (DType pdt : {dt, DType::F32}) {  // parameters in x's dtype, or float32 (diffusers' norm2)
+        SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d) + " params " + std::string(dtype_name(pdt))));
+        auto x = random_tensor({3, d}, dt, rng, 4.0f, 2.0f);  // a large mean
+        auto w = random_tensor({d}, pdt, rng, 1.0f, 0.1f);
+        auto b = random_tensor({d}, pdt, rng, 0.0f, 0.1f);
+        poison_device_heap();
+        EXPECT_EQ(check_cuda(ops::layer_norm(dev(x.t), 1e-6f), ops::layer_norm(x.t, 1e-6f),
+                             norm_ref(x.v, d, 1e-6, false, nullptr, nullptr)),
+                  "");
+        EXPECT_EQ(check_cuda(ops::layer_norm(dev(x.t), 1e-5f, dev(w.t), dev(b.t)), ops::layer_norm(x.t, 1e-5f, w.t, b.t),
+                             norm_ref(x.v, d, 1e-5, false, w.v.data(), b.v.data())),
+                  "");
+      }
+}
+
+TEST(OpsCudaNorm, RmsNormEveryPath) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (std::int64_t d : kWidths)
+    for (DType dt : kFloatDTypes) {
+      SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d)));
+      auto x = random_tensor({2, 2, d}, dt, rng, 0.5f, 3.0f);
+      auto w = random_tensor({d}, dt, rng, 1.0f, 0.1f);
+      poison_device_heap();
+      EXPECT_EQ(check_cuda(ops::rms_norm(dev(x.t), 1e-6f), ops::rms_norm(x.t, 1e-6f),
+                           norm_ref(x.v, d, 1e-6, true, nullptr, nullptr)),
+                "");
+      EXPECT_EQ(check_cuda(ops::rms_norm(dev(x.t), 1e-6f, dev(w.t)), ops::rms_norm(x.t, 1e-6f, w.t),
+                           norm_ref(x.v, d, 1e-6, true, w.v.data(), nullptr)),
+                "");
+    }
+}
+
+TEST(OpsCudaNorm, UnalignedViewsTakeTheScalarPath) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(trace(dt, seed));
+    auto x = random_tensor({5, 64}, dt, rng, 1.0f, 2.0f);
+    auto w = random_tensor({64}, dt, rng, 1.0f, 0.1f);
+    EXPECT_EQ(check_cuda(ops::rms_norm(dev_misaligned(x.t), 1e-6f, dev_misaligned(w.t)), ops::rms_norm(x.t, 1e-6f, w.t),
+                         norm_ref(x.v, 64, 1e-6, true, w.v.data(), nullptr)),
+              "");
+    EXPECT_EQ(check_cuda(ops::layer_norm(dev_misaligned(x.t), 1e-6f), ops::layer_norm(x.t, 1e-6f),
+                         norm_ref(x.v, 64, 1e-6, false, nullptr, nullptr)),
+              "");
+  }
+}
+
+// Rows of params per token: a few runs (kernel arguments), or 40 alternating runs (an uploaded table).
+std::vector<std::int32_t> token_rows(std::int64_t tokens, std::int32_t rows, bool many_runs) {
+  std::vector<std::int32_t> r(tokens);
+  for (std::int64_t t = 0; t < tokens; ++t)
+    r[t] = many_runs ? static_cast<std::int32_t>(t % rows) : static_cast<std::int32_t>(t * rows / tokens);
+  return r;
+}
+
+TEST(OpsCudaModulation, LayerNormModulatedAndGatedResidual) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const std::int64_t tokens = 40, k = 6;
+  const std::int32_t rows = 3;
+  for (std::int64_t d : {std::int64_t{77}, std::int64_t{256}})
+    for (bool many_runs : {false, true})
+      for (DType dt : kFloatDTypes) {
+        SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d) + (many_runs ? " table" : " runs")));
+        auto x = random_tensor({2, tokens / 2, d}, dt, rng, 2.0f, 1.5f);
+        auto h = random_tensor({2, tokens / 2, d}, dt, rng);
+        auto params = random_tensor({rows, k, d}, DType::F32, rng, 0.0f, 0.5f);
+        const auto row_of = token_rows(tokens, rows, many_runs);
+        const ops::TokenModulation cpu_m{params.t, row_of}, gpu_m{dev(params.t), row_of};
+        const int shift_k = 3, scale_k = 4, gate_k = 5;
+
+        std::vector<double> ln = norm_ref(x.v, d, 1e-6, false, nullptr, nullptr), gr(x.v.size());
+        for (std::int64_t t = 0; t < tokens; ++t)
+          for (std::int64_t i = 0; i < d; ++i) {
+            const double* p = params.v.data() + row_of[t] * k * d;
+            double& v = ln[t * d + i];
+            v = v * (1.0 + p[scale_k * d + i]) + p[shift_k * d + i];
+            gr[t * d + i] = h.v[t * d + i] + x.v[t * d + i] * p[gate_k * d + i];
+          }
+        poison_device_heap();
+        EXPECT_EQ(check_cuda(ops::layer_norm_modulated(dev(x.t), 1e-6f, gpu_m, shift_k, scale_k),
+                             ops::layer_norm_modulated(x.t, 1e-6f, cpu_m, shift_k, scale_k), ln),
+                  "");
+        EXPECT_EQ(check_cuda(ops::gated_residual(dev(h.t), dev(x.t), gpu_m, gate_k),
+                             ops::gated_residual(h.t, x.t, cpu_m, gate_k), gr),
+                  "");
+        // Unaligned views take the scalar path of gated_residual.
+        EXPECT_EQ(check_cuda(ops::gated_residual(dev_misaligned(h.t), dev_misaligned(x.t), gpu_m, gate_k),
+                             ops::gated_residual(h.t, x.t, cpu_m, gate_k), gr),
+                  "");
+      }
+}
+
+TEST(OpsCudaModulation, ParamsOnAnotherDeviceAreAUserError) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const Tensor x = Tensor::zeros({4, 8}, DType::F32);
+  const ops::TokenModulation m{Tensor::zeros({1, 6, 8}, DType::F32), std::vector<std::int32_t>(4, 0)};
+  EXPECT_NE(user_error([&] { ops::layer_norm_modulated(dev(x), 1e-6f, m, 0, 1); }).find("params"), std::string::npos);
+  EXPECT_NE(user_error([&] { ops::gated_residual(dev(x), x, {dev(m.params), m.row_of_token}, 2); }).find("expected it on cuda"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dattn::testing

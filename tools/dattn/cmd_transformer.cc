@@ -1,0 +1,86 @@
+// dattn transformer: one forward of a transformer checkpoint on inputs from a safetensors file, written
+// to another, so any case (e.g. the golden ones) can be checked from outside.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "dattn/attention/metrics.h"
+#include "dattn/command.h"
+#include "dattn/core/error.h"
+#include "dattn/device_option.h"
+#include "dattn/io/safetensors.h"
+#include "dattn/io/safetensors_writer.h"
+#include "dattn/io/weight_store.h"
+#include "dattn/models/wan/transformer.h"
+
+namespace dattn::tool {
+namespace {
+
+struct TransformerOptions {
+  std::string model, inputs, output, device = "cpu", dtype = "fp32";
+};
+
+DType run_dtype(const std::string& text) {
+  const auto d = parse_dtype(text);
+  if (!d || (*d != DType::F32 && *d != DType::BF16 && *d != DType::F16))
+    throw UserError("--dtype '" + text + "': expected fp32, bf16 or fp16");
+  return *d;
+}
+
+int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
+  WanRunOptions run;
+  run.device = device_from_option(o.device);
+  run.dtype = run_dtype(o.dtype);
+  run.attention = settings_from_command_line(ctx.attention_flags);
+  const SafetensorsFile inputs(o.inputs);  // read before the model: a bad file fails fast
+  for (const char* name : {"input.hidden_states", "input.timestep", "input.encoder_hidden_states"})
+    if (!inputs.contains(name))
+      throw UserError(o.inputs + ": tensor '" + name +
+                      "' not found; expected input.hidden_states, input.timestep and input.encoder_hidden_states");
+  const Tensor hidden = tensor_from_safetensors(inputs, "input.hidden_states", DType::F32);
+  const Tensor timestep = tensor_from_safetensors(inputs, "input.timestep", DType::F64);
+  const Tensor text = tensor_from_safetensors(inputs, "input.encoder_hidden_states", DType::F32);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const WanTransformer model = WanTransformer::load(o.model, run);
+  const auto t1 = std::chrono::steady_clock::now();
+  const Tensor sample = model.forward(hidden, timestep, text).to(Device::CPU).to(DType::F32);
+  const auto t2 = std::chrono::steady_clock::now();
+
+  WrittenTensor out{"output.sample", "F32", sample.shape(), std::vector<std::uint8_t>(sample.bytes())};
+  std::memcpy(out.bytes.data(), sample.data(), sample.bytes());
+  write_safetensors(o.output, {out}, {{"format", "pt"}});
+  const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  std::printf("output.sample %s -> %s (load %.0f ms, forward %.1f ms, %s %s)\n", shape_str(sample.shape()).c_str(),
+              o.output.c_str(), ms(t0, t1), ms(t1, t2), std::string(device_name(run.device)).c_str(),
+              std::string(dtype_name(run.dtype)).c_str());
+  // A case file that carries the expected output (the golden ones do) is checked on the way.
+  if (inputs.contains("output.sample") && inputs.info("output.sample").shape == sample.shape()) {
+    const auto got = sample.to_f64_vector();
+    const auto want = inputs.read_f64("output.sample");
+    std::printf("vs output.sample in %s: %s\n", o.inputs.c_str(), describe(compare(got.data(), want.data(), got.size())).c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_transformer_command(CLI::App& root) {
+  auto o = std::make_shared<TransformerOptions>();
+  CLI::App* app = root.add_subcommand(
+      "transformer", "Run one transformer forward (WanTransformer3DModel) on input.hidden_states, input.timestep and "
+                     "input.encoder_hidden_states from a safetensors file; write output.sample (float32)");
+  app->add_option("--model", o->model, "The transformer directory (config.json + weights, single or sharded)")
+      ->required()->type_name("DIR");
+  app->add_option("--inputs", o->inputs, "Safetensors file with the inputs")->required()->type_name("FILE");
+  app->add_option("--output", o->output, "Safetensors file to write output.sample to")->required()->type_name("FILE");
+  app->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
+  app->add_option("--dtype", o->dtype, "Run dtype: fp32, bf16 or fp16 (weights are converted when loaded)")
+      ->capture_default_str();
+  document_attention_flags(*app);
+  return {app, true, [o](const CommandContext& ctx) { return run_transformer(*o, ctx); }};
+}
+
+}  // namespace dattn::tool
