@@ -110,7 +110,8 @@ int run(int argc, char** argv) {
                         {"dtype", dtype_name_},
                         {"backend", backend.empty() ? "platform default" : backend},
                         {"iters", iters},
-                        {"load_s", load_s}};
+                        {"load_s", load_s},
+                        {"stages_ms", stages[med]}};
   std::printf("%s\n", res.dump().c_str());
   if (!json_path.empty()) std::ofstream(json_path) << res.dump(1) << "\n";
   return 0;

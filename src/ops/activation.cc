@@ -1,6 +1,8 @@
 // Dispatch of the activations.
 #include "dattn/ops/activation.h"
 
+#include "dattn/core/stage_timer.h"
+
 #include "ops/checks.h"
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
@@ -10,6 +12,7 @@
 namespace dattn::ops {
 
 Tensor gelu_tanh(const Tensor& x) {
+  const StageScope timed("gelu_tanh");
   detail::require_float("gelu_tanh", "x", x);
   switch (x.device()) {
     case Device::CPU: return cpu::gelu_tanh(x);
@@ -24,6 +27,7 @@ Tensor gelu_tanh(const Tensor& x) {
 }
 
 Tensor silu(const Tensor& x) {
+  const StageScope timed("silu");
   detail::require_float("silu", "x", x);
   switch (x.device()) {
     case Device::CPU: return cpu::silu(x);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
 #include "ops/checks.h"
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
@@ -42,6 +43,7 @@ std::pair<Shape, DType> check_binary(const char* op, const Tensor& a, const Tens
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, std::optional<DType> out_dtype) {
+  const StageScope timed("add");
   const auto [shape, d] = check_binary("add", a, b, out_dtype);
   switch (a.device()) {
     case Device::CPU: return cpu::add(a, b, shape, d);
@@ -56,6 +58,7 @@ Tensor add(const Tensor& a, const Tensor& b, std::optional<DType> out_dtype) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b, std::optional<DType> out_dtype) {
+  const StageScope timed("mul");
   const auto [shape, d] = check_binary("mul", a, b, out_dtype);
   switch (a.device()) {
     case Device::CPU: return cpu::mul(a, b, shape, d);

@@ -2,6 +2,7 @@
 #include "dattn/ops/modulation.h"
 
 #include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
 #include "ops/checks.h"
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
@@ -39,6 +40,7 @@ void check_modulation(const char* op, const Tensor& x, const TokenModulation& m,
 }  // namespace
 
 Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k) {
+  const StageScope timed("layer_norm_modulated");
   constexpr const char* op = "layer_norm_modulated";
   check_modulation(op, x, m, {shift_k, scale_k});
   switch (x.device()) {
@@ -54,6 +56,7 @@ Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m
 }
 
 Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k) {
+  const StageScope timed("gated_residual");
   constexpr const char* op = "gated_residual";
   check_modulation(op, h, m, {gate_k});
   detail::require_float(op, "x", x);

@@ -2,6 +2,7 @@
 #include "dattn/ops/norm.h"
 
 #include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
 #include "ops/checks.h"
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
@@ -27,6 +28,7 @@ void check_x(const char* op, const Tensor& x, float eps) {
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias) {
+  const StageScope timed("layer_norm");
   constexpr const char* op = "layer_norm";
   check_x(op, x, eps);
   if (weight.defined() != bias.defined())
@@ -46,6 +48,7 @@ Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor
 }
 
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
+  const StageScope timed("rms_norm");
   constexpr const char* op = "rms_norm";
   check_x(op, x, eps);
   check_param(op, "weight", x, weight);

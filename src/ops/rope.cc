@@ -2,6 +2,7 @@
 #include "dattn/ops/rope.h"
 
 #include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
 #include "ops/checks.h"
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
@@ -11,6 +12,7 @@
 namespace dattn::ops {
 
 Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  const StageScope timed("rope");
   constexpr const char* op = "apply_rope_interleaved";
   detail::require_float(op, "x", x);
   detail::require_ndim(op, "x", x, 4, "[B, S, H, D]");

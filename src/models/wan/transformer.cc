@@ -1,6 +1,7 @@
 // WanTransformer3DModel: loading, input checks and the top-level forward (see transformer.h).
 #include "dattn/models/wan/transformer.h"
 
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -19,6 +20,10 @@ struct WanTransformer::Impl {
   WanRunOptions options;
   wan::Weights weights;
   std::vector<std::unique_ptr<wan::Block>> blocks;
+  // The RoPE tables of the last latent grid: every denoising step runs the same grid, and building
+  // them on the host and uploading costs milliseconds per forward.
+  mutable std::array<std::int64_t, 3> rope_grid{-1, -1, -1};
+  mutable wan::RopeTables rope;
 };
 
 WanTransformer::WanTransformer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -101,7 +106,11 @@ Tensor WanTransformer::forward(const Tensor& hidden_states, const Tensor& timest
   const wan::Capture capture{&capture_fn};
   const Geometry g = check_inputs(c, hidden_states, timestep, encoder_hidden_states);
 
-  const wan::RopeTables rope = wan::rope_tables(c.attention_head_dim, c.rope_max_seq_len, g.grid, device);
+  if (impl_->rope_grid != g.grid || impl_->rope.cos.device() != device) {
+    impl_->rope = wan::rope_tables(c.attention_head_dim, c.rope_max_seq_len, g.grid, device);
+    impl_->rope_grid = g.grid;
+  }
+  const wan::RopeTables& rope = impl_->rope;
   if (capture.on()) {
     capture("rope.cos", rope.cos.reshape({1, g.tokens, 1, c.attention_head_dim}));
     capture("rope.sin", rope.sin.reshape({1, g.tokens, 1, c.attention_head_dim}));
