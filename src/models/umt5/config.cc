@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "dattn/core/error.h"
+#include "models/config_fields.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/models/umt5.h"
 
@@ -10,46 +11,7 @@ namespace {
 
 using json = nlohmann::json;
 
-class Reader {
- public:
-  Reader(const json& j, const std::string& source) : j_(j), source_(source) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& expected) const {
-    const std::string got = j_.contains(key) ? j_.at(key).dump() : "nothing (the field is missing)";
-    throw UserError(source_ + ": '" + key + "' must be " + expected + ", got " + got);
-  }
-  bool given(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
-
-  std::int64_t positive(const std::string& key, std::optional<std::int64_t> fallback = std::nullopt) const {
-    if (!given(key)) {
-      if (fallback) return *fallback;
-      fail(key, "a positive integer (required)");
-    }
-    const json& v = j_.at(key);
-    if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1LL << 31))
-      fail(key, "a positive integer");
-    return v.get<std::int64_t>();
-  }
-  double positive_number(const std::string& key, double fallback) const {
-    if (!given(key)) return fallback;
-    if (!j_.at(key).is_number() || !(j_.at(key).get<double>() > 0)) fail(key, "a positive number");
-    return j_.at(key).get<double>();
-  }
-  std::optional<std::string> text(const std::string& key) const {
-    if (!given(key)) return std::nullopt;
-    if (!j_.at(key).is_string()) fail(key, "a string");
-    return j_.at(key).get<std::string>();
-  }
-  bool boolean(const std::string& key, bool fallback) const {
-    if (!given(key)) return fallback;
-    if (!j_.at(key).is_boolean()) fail(key, "true or false");
-    return j_.at(key).get<bool>();
-  }
-
- private:
-  const json& j_;
-  const std::string& source_;
-};
+using Reader = models::ConfigFields;
 
 // The tanh-approximated GELU under transformers' names ("gelu" alone is the erf form).
 bool is_gelu_tanh(const std::string& act) {
