@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "attention/backends/sage_attn/cuda_entry.h"
 #include "dattn/attention/backend.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/attention/reference.h"
@@ -145,6 +147,13 @@ class Bench {
         print(r);
         rows_.push_back(std::move(r));
         write_json();
+        if (b->name() == "SAGE_ATTN" && device_ == Device::CUDA) {
+          Row q = run_sage_quant(a);
+          if (q.status.rfind("error", 0) == 0) rc = 1;
+          print(q);
+          rows_.push_back(std::move(q));
+          write_json();
+        }
       }
       buf_.reset(), ref_.reset(), ref_note_.clear();
     }
@@ -277,24 +286,49 @@ class Bench {
       for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
       ps[0].validate();
       // Timed calls go straight to run() (checked above): run_attention's host-side checks stay out.
-      for (int i = 0; i < o_.warmup; ++i) b.run(ps[i % bf.sets], extra, device_);
-      const bool cuda = device_ == Device::CUDA;
-      std::optional<GpuTimer> timer;
-      if (cuda) timer.emplace();
-      for (int i = 0; i < o_.iters; ++i) {
-        const auto t0 = std::chrono::steady_clock::now();
-        if (cuda) timer->start();
-        b.run(ps[(o_.warmup + i) % bf.sets], extra, device_);
-        if (cuda) timer->stop();
-        r.times.push_back(cuda ? timer->elapsed_ms()
-                               : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      }
-      if (cuda) check_device(r.backend.c_str());
-      std::vector<double> sorted = r.times;
-      std::sort(sorted.begin(), sorted.end());
-      r.median_ms = sorted[sorted.size() / 2];  // upper median, as torch_sdpa_bench.py takes it
-      r.tflops = r.dims.flops() / (r.median_ms * 1e9);
+      time_calls(r, [&](int i) { b.run(ps[i % bf.sets], extra, device_); });
       if (o_.check) r.err = check(b, r.dims, r);
+    } catch (const std::exception& e) {
+      r.status = std::string("error: ") + e.what();
+    }
+    return r;
+  }
+
+  // Times o_.warmup untimed and o_.iters timed calls of call(i) (i counts all calls); fills r's times,
+  // median and TFLOP/s.
+  void time_calls(Row& r, const std::function<void(int)>& call) {
+    for (int i = 0; i < o_.warmup; ++i) call(i);
+    const bool cuda = device_ == Device::CUDA;
+    std::optional<GpuTimer> timer;
+    if (cuda) timer.emplace();
+    for (int i = 0; i < o_.iters; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (cuda) timer->start();
+      call(o_.warmup + i);
+      if (cuda) timer->stop();
+      r.times.push_back(cuda ? timer->elapsed_ms()
+                             : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (cuda) check_device(r.backend.c_str());
+    std::vector<double> sorted = r.times;
+    std::sort(sorted.begin(), sorted.end());
+    r.median_ms = sorted[sorted.size() / 2];  // upper median, as torch_sdpa_bench.py takes it
+    r.tflops = r.dims.flops() / (r.median_ms * 1e9);
+  }
+
+  // SAGE_ATTN's quantization pass alone (its share of the SAGE_ATTN time), as row "SAGE_QUANT"; the
+  // TFLOP/s column then means the attention's FLOPs over the pass's time, so read the ms.
+  Row run_sage_quant(const AnchorShape& a) {
+    Row r;
+    r.shape = a.name, r.backend = "SAGE_QUANT";
+    r.dims = dims_of(a, DType::BF16);
+    r.dtype = "bf16";
+    try {
+      Buffers& bf = buffers(r.dims);
+      r.sets = bf.sets;
+      std::vector<AttentionProblem> ps;
+      for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
+      time_calls(r, [&](int i) { sage::sage_quantize_only_cuda_entry(ps[i % bf.sets]); });
     } catch (const std::exception& e) {
       r.status = std::string("error: ") + e.what();
     }
@@ -303,7 +337,7 @@ class Bench {
 
   void header() const {
     std::printf("%-15s %-27s %-12s %-5s %10s %9s", "shape", "B,H,Sq,Sk,D", "backend", "dtype", "median_ms", "TFLOP/s");
-    if (o_.check) std::printf(" %10s %9s  %-10s", "rel_l2", "cosine", "ref");
+    if (o_.check) std::printf(" %10s %10s %9s  %-10s", "rel_l2", "rel_l1", "cosine", "ref");
     std::printf("  status\n");
   }
 
@@ -315,8 +349,9 @@ class Bench {
     std::printf("%-15s %-27s %-12s %-5s %10s %9s", r.shape.c_str(), dims.c_str(), r.backend.c_str(), r.dtype.c_str(),
                 ok ? fmt(r.median_ms, "%.3f").c_str() : "-", ok ? fmt(r.tflops, r.tflops >= 10 ? "%.1f" : "%.3g").c_str() : "-");
     if (o_.check)
-      std::printf(" %10s %9s  %-10s", r.err ? fmt(r.err->rel_l2, "%.2e").c_str() : "-",
-                  r.err ? fmt(r.err->cosine, "%.6f").c_str() : "-", ok ? r.ref.c_str() : "-");
+      std::printf(" %10s %10s %9s  %-10s", r.err ? fmt(r.err->rel_l2, "%.2e").c_str() : "-",
+                  r.err ? fmt(r.err->rel_l1, "%.2e").c_str() : "-", r.err ? fmt(r.err->cosine, "%.6f").c_str() : "-",
+                  ok ? r.ref.c_str() : "-");
     std::string status = r.status;
     if (r.err && r.err->nonfinite) status = "NON-FINITE x" + std::to_string(r.err->nonfinite);
     std::printf("  %s\n", status.c_str());
@@ -334,7 +369,7 @@ class Bench {
       if (r.status == "ok")
         e.update({{"median_ms", r.median_ms}, {"tflops", r.tflops}, {"times_ms", r.times}, {"buffer_sets", r.sets}});
       if (r.err)
-        e.update({{"rel_l2", r.err->rel_l2}, {"max_abs", r.err->max_abs}, {"cosine", r.err->cosine},
+        e.update({{"rel_l2", r.err->rel_l2}, {"rel_l1", r.err->rel_l1}, {"max_abs", r.err->max_abs}, {"cosine", r.err->cosine},
                   {"nonfinite", r.err->nonfinite}});
       if (!r.ref.empty()) e["reference"] = r.ref;
       rows.push_back(e);

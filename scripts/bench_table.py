@@ -172,8 +172,8 @@ def main(argv=None):
 
     if dattn and dattn.get("rows"):
         w("| shape (B, H, Sq, Sk, D) | dattn backend | ms | TFLOP/s | torch cuDNN TFLOP/s | vs cuDNN "
-          "| torch flash TFLOP/s | vs flash | rel L2 | note |")
-        w("|---|---|--:|--:|--:|--:|--:|--:|--:|---|")
+          "| torch flash TFLOP/s | vs flash | rel L2 | rel L1 | cosine | note |")
+        w("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|")
         for r in dattn["rows"]:
             d = (r.get("B"), r.get("H"), r.get("Sq"), r.get("Sk"), r.get("D"))
             ok = r.get("status") == "ok"
@@ -190,7 +190,8 @@ def main(argv=None):
                      num(r.get("median_ms") if ok else None, "%.3f"),
                      num(tf, "%.1f" if finite(tf) and tf >= 10 else "%.3g"),
                      num(cudnn, "%.1f"), ratio(cudnn), num(flash, "%.1f"), ratio(flash),
-                     num(r.get("rel_l2"), "%.2e"), cell(note)]
+                     num(r.get("rel_l2"), "%.2e"), num(r.get("rel_l1"), "%.2e"), num(r.get("cosine"), "%.5f"),
+                     cell(note)]
             w("| " + " | ".join(cells) + " |")
         w("")
 

@@ -1,11 +1,15 @@
 // SAGE_ATTN: SageAttention2-style quantized attention (INT8 Q.K with smoothed K, FP8 e4m3 P.V).
-// The exact scheme is docs/backend-semantics.md, section SAGE_ATTN; cpu_sage.cc implements it.
+// The exact scheme is docs/backend-semantics.md, section SAGE_ATTN; cpu_sage.cc implements it on the
+// CPU, cuda/ on the GPU (quantization pass, then the Hopper INT8/FP8 wgmma kernel or a portable one).
 #include <string>
 
 #include "attention/backends/backends.h"
 #include "attention/backends/cuda_status.h"
 #include "attention/backends/surface_checks.h"
 #include "attention/backends/sage_attn/cpu_sage.h"
+#ifdef DATTN_WITH_CUDA
+#include "attention/backends/sage_attn/cuda/sage_cuda.h"
+#endif
 #include "dattn/core/error.h"
 
 namespace dattn {
@@ -19,21 +23,34 @@ class SageAttnBackend final : public AttentionBackend {
   }
   bool lossy() const override { return true; }
 
-  // CPU and CUDA share one surface, so a problem is accepted or refused for the same reason on both;
-  // CUDA then answers that its kernel is missing.
+  // CPU and CUDA share one surface, so a problem is accepted or refused for the same reason on both.
   Support supports(const AttentionShape& shape, Device device) const override {
     if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim != 64 && shape.head_dim != 128)
       return Support::no("head_dim " + std::to_string(shape.head_dim) + " not in {64, 128}");
     if (auto no = refuse_general_mask(shape)) return *no;
-    if (device == Device::CUDA) return cuda_kernel_missing(name());
+    if (device == Device::CUDA) {
+#ifdef DATTN_WITH_CUDA
+      if (auto no = cuda_unusable()) return *no;
+      return sage::sage_cuda_supports(shape, cuda_compute_capability());
+#else
+      return cuda_kernel_missing(name());
+#endif
+    }
     return Support::yes();
   }
 
   SupportSurface surface(Device) const override { return {{DType::BF16, DType::F16}, "64, 128", "key padding"}; }
 
   void run(const AttentionProblem& problem, const nlohmann::json&, Device device) const override {
-    if (device != Device::CPU) throw UserError("SAGE_ATTN cannot run on cuda: " + cuda_kernel_missing(name()).reason);
+    if (device == Device::CUDA) {
+#ifdef DATTN_WITH_CUDA
+      sage::sage_attention_cuda(problem);
+      return;
+#else
+      throw UserError("SAGE_ATTN cannot run on cuda: " + cuda_kernel_missing(name()).reason);
+#endif
+    }
     sage::sage_attention_cpu(problem);
   }
 };

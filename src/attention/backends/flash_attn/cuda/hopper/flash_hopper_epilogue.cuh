@@ -11,9 +11,11 @@
 
 namespace dattn::flash::hopper {
 
-// Named barriers 3 and 4 sync one consumer warpgroup (128 threads) around its staging buffer.
+// Named barriers 3 and 4 sync one consumer warpgroup (128 threads) around its staging buffer. `o_stage`
+// is the CTA's O staging area (128 rows x kHeadDim x 2 bytes in 64-column slabs), `tm_o` the output map
+// {D, Hq, Sq, B} with 64-row boxes. Shared with the SAGE_ATTN kernel, which has the same output.
 template <int kHeadDim, bool kFp16>
-__device__ __forceinline__ void store_output(const HopperParams& p, const SmemView<kHeadDim>& sm, int cw,
+__device__ __forceinline__ void store_output(const CUtensorMap* tm_o, std::uint8_t* o_stage, int cw,
                                              const TileCoord& tile, const float* o, const float* l) {
   using Cfg = HopperConfig<kHeadDim>;
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
@@ -29,7 +31,7 @@ __device__ __forceinline__ void store_output(const HopperParams& p, const SmemVi
   if (t == 0) tma_store_wait_read();
   named_sync(3 + cw, 128);
   // 16-byte chunks XOR-swizzled by row (the 128B swizzle pattern): conflict-free fragment writes.
-  std::uint8_t* stage = sm.o() + cw * 64 * 128;
+  std::uint8_t* stage = o_stage + cw * 64 * 128;
   const auto chunk_addr = [&](int r, int c) {  // r: row within this warpgroup, c: 16-byte chunk
     return stage + (c / 8) * Cfg::kHalfBytes + r * 128 + (((c & 7) ^ (r & 7)) * 16);
   };
@@ -49,23 +51,23 @@ __device__ __forceinline__ void store_output(const HopperParams& p, const SmemVi
     const int row0 = tile.m_block * Cfg::kBlockM + cw * 64;
 #pragma unroll
     for (int slab = 0; slab < Cfg::kSlabs; ++slab)
-      tma_store_4d(&p.tm_o, stage + slab * Cfg::kHalfBytes, slab * 64, tile.hq, row0, tile.b);
+      tma_store_4d(tm_o, stage + slab * Cfg::kHalfBytes, slab * 64, tile.hq, row0, tile.b);
     tma_store_commit();
   }
 }
 
 // A work tile whose batch item has no valid key: this warpgroup's 64 rows are zeros.
 template <int kHeadDim>
-__device__ __forceinline__ void store_zeros(const HopperParams& p, int cw, const TileCoord& tile) {
+__device__ __forceinline__ void store_zeros(void* out, int seq_q, int heads_q, int cw, const TileCoord& tile) {
   using Cfg = HopperConfig<kHeadDim>;
   const int t = threadIdx.x % 128;
   const int row0 = tile.m_block * Cfg::kBlockM + cw * 64;
-  const int rows = min(64, p.seq_q - row0);
+  const int rows = min(64, seq_q - row0);
   for (int idx = t; idx < rows * Cfg::kChunks; idx += 128) {
     const int row = row0 + idx / Cfg::kChunks;
     const std::int64_t off =
-        ((static_cast<std::int64_t>(tile.b) * p.seq_q + row) * p.heads_q + tile.hq) * Cfg::kHeadDim;
-    reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p.out) + off)[idx % Cfg::kChunks] = make_uint4(0, 0, 0, 0);
+        ((static_cast<std::int64_t>(tile.b) * seq_q + row) * heads_q + tile.hq) * Cfg::kHeadDim;
+    reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(out) + off)[idx % Cfg::kChunks] = make_uint4(0, 0, 0, 0);
   }
 }
 

@@ -68,14 +68,14 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<k
     const int kv_len = valid_keys(p, tile.b);
     const int n_tiles = (kv_len + Cfg::kBlockN - 1) / Cfg::kBlockN;
     if (n_tiles == 0) {
-      store_zeros<kHeadDim>(p, cw, tile);
+      store_zeros<kHeadDim>(p.out, p.seq_q, p.heads_q, cw, tile);
       continue;
     }
     mbar_wait(sm.q_full(), q_uses & 1);
     ++q_uses;
     consumer_mainloop<kHeadDim, kFp16, kPingPong>(p, sm, cw, n_tiles, kv_len, ring, o, l);
     ring += n_tiles;
-    store_output<kHeadDim, kFp16>(p, sm, cw, tile, o, l);
+    store_output<kHeadDim, kFp16>(&p.tm_o, sm.o(), cw, tile, o, l);
   }
   if (threadIdx.x % 128 == 0) tma_store_wait_read();  // shared memory must outlive the last store
 }

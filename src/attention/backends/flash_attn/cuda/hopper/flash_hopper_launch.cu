@@ -1,20 +1,19 @@
 // FLASH_ATTN on Hopper: support predicate, kernel selection (DATTN_FLASH_KERNEL), TMA descriptors
-// (cuTensorMapEncodeTiled fetched through the runtime's driver entry point: no -lcuda) and launch.
+// (tma_encode.h) and launch.
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <cudaTypedefs.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
 #include "attention/backends/flash_attn/cuda/hopper/flash_hopper_kernel.cuh"
+#include "attention/backends/flash_attn/cuda/hopper/tma_encode.h"
 #include "core/cuda/check.cuh"
 #include "dattn/core/error.h"
 
@@ -49,43 +48,12 @@ int device_cc() {
 
 bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status) ==
-            cudaSuccess &&
-        status == cudaDriverEntryPointSuccess)
-      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
-  });
-  if (!fn) throw std::runtime_error("FLASH_ATTN (hopper): cuTensorMapEncodeTiled is not available from the driver");
-  return fn;
-}
-
 // Head dims with a kernel instantiation (flash_hopper_supports and the dispatch below agree on these).
 bool head_dim_supported(std::int64_t d) { return d == 64 || d == 128; }
 
-// A [B, S, H, D] 16-bit tensor (D = 64 or 128) as a 4-D TMA map {D, H, S, B}, box {64, 1, rows, 1},
-// 128B swizzle: each box (one 64-column slab) lands in shared memory as `rows` rows x 128 bytes, the
-// layout the wgmma descriptors expect; D = 128 takes two boxes per tile.
 CUtensorMap make_map(const void* ptr, std::int64_t batch, std::int64_t seq, std::int64_t heads, std::int64_t D,
                      bool fp16, unsigned rows) {
-  CUtensorMap map;
-  std::memset(&map, 0, sizeof(map));
-  const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(heads), cuuint64_t(seq), cuuint64_t(batch)};
-  const cuuint64_t strides[3] = {cuuint64_t(D * 2), cuuint64_t(heads * D * 2), cuuint64_t(seq * heads * D * 2)};
-  const cuuint32_t box[4] = {64, 1, rows, 1};
-  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUresult r = encode_fn()(&map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4,
-                                 const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("FLASH_ATTN (hopper): cuTensorMapEncodeTiled failed (CUresult " + std::to_string(int(r)) +
-                             ")");
-  return map;
+  return hopper_tma::bshd16_map("FLASH_ATTN (hopper)", ptr, batch, seq, heads, D, fp16, rows);
 }
 
 // DATTN_FLASH_HOPPER_PINGPONG=0 turns off the ping-pong scheduling of the two consumer warpgroups

@@ -1,0 +1,63 @@
+#pragma once
+// Parameters, tile configuration and shared-memory layout of the Hopper SAGE_ATTN kernel
+// (sage_hopper_kernel.cuh). Tiles are 128 query rows x 128 keys as in FLASH_ATTN; the operands are the
+// quantized buffers of sage_buffers.h, loaded with TMA: Q8 and K8 rows of D bytes (128B swizzle for
+// D = 128, 64B for D = 64), V8^T rows of 128 keys (128B swizzle).
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_config.cuh"
+
+namespace dattn::sage::hopper {
+
+struct SageHopperParams {
+  CUtensorMap tm_q;  // q8 as {D, Sq_pad, B * Hq, 1}, box {D, 128, 1, 1}
+  CUtensorMap tm_k;  // k8 as {D, Sk_pad, B * Hkv, 1}, same box
+  CUtensorMap tm_v;  // v8t as {Sk_pad, D, B * Hkv, 1}, box {128, D, 1, 1}
+  CUtensorMap tm_o;  // out [B, Sq, Hq, D] 16-bit, box {64, 1, 64, 1} (the FLASH_ATTN epilogue's map)
+  void* out = nullptr;
+  const float* q_scale = nullptr;  // [B * Hq][Sq_pad / 16]
+  const float* k_scale = nullptr;  // [B * Hkv][Sk_pad / 64]
+  const float* v_scale = nullptr;  // [B * Hkv][D]
+  const int* kv_len = nullptr;     // [B]
+  int seq_q = 0, seq_q_pad = 0, seq_k_pad = 0, heads_q = 0, heads_kv = 0, group = 1;
+  int m_blocks = 0, total_tiles = 0;
+};
+
+template <int kHeadDim_>
+struct SageConfig {
+  static_assert(kHeadDim_ == 64 || kHeadDim_ == 128, "the Hopper SAGE kernel supports head dim 64 and 128");
+  static constexpr int kHeadDim = kHeadDim_, kBlockM = 128, kBlockN = 128, kStages = 2, kThreads = 384;
+  static constexpr int kTileBytes = 128 * kHeadDim;  // one Q8, K8 or V8^T tile (8 bits per element)
+  static constexpr int kOBytes = flash::hopper::HopperConfig<kHeadDim>::kTileBytes;  // 16-bit O staging
+  static constexpr int kAcc = kHeadDim / 2;  // O accumulators per consumer thread
+  // Q8/K8 rows are D bytes: 128B swizzle (mode 1, 1024-byte atoms) for D = 128, 64B (mode 2, 512) for 64.
+  static constexpr std::uint32_t kQkSwizzle = kHeadDim == 128 ? 1 : 2;
+  static constexpr std::uint32_t kQkAtom = kHeadDim == 128 ? 1024 : 512;
+  static constexpr int kBarrierOffset = kTileBytes * (1 + 2 * kStages) + kOBytes;
+  static constexpr int kSmemBytes = kBarrierOffset + 256 + 1024;  // + barriers + alignment slack
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+};
+
+template <int kHeadDim>
+struct SageSmem {
+  using Cfg = SageConfig<kHeadDim>;
+  std::uint8_t* base;
+  __device__ std::uint8_t* q() const { return base; }
+  __device__ std::uint8_t* k(int s) const { return base + Cfg::kTileBytes * (1 + s); }
+  __device__ std::uint8_t* v(int s) const { return base + Cfg::kTileBytes * (1 + Cfg::kStages + s); }
+  __device__ std::uint8_t* o() const { return base + Cfg::kTileBytes * (1 + 2 * Cfg::kStages); }
+  __device__ std::uint64_t* bar(int i) const {
+    return reinterpret_cast<std::uint64_t*>(base + Cfg::kBarrierOffset) + i;
+  }
+  // 0 q_full, 1 q_empty; then per stage k_full, k_empty, v_full, v_empty (as in FLASH_ATTN).
+  __device__ std::uint64_t* q_full() const { return bar(0); }
+  __device__ std::uint64_t* q_empty() const { return bar(1); }
+  __device__ std::uint64_t* k_full(int s) const { return bar(2 + 4 * s); }
+  __device__ std::uint64_t* k_empty(int s) const { return bar(3 + 4 * s); }
+  __device__ std::uint64_t* v_full(int s) const { return bar(4 + 4 * s); }
+  __device__ std::uint64_t* v_empty(int s) const { return bar(5 + 4 * s); }
+};
+
+}  // namespace dattn::sage::hopper

@@ -1,0 +1,256 @@
+#pragma once
+// The consumer mainloop of the Hopper SAGE_ATTN kernel, for one work tile and one consumer warpgroup
+// (64 query rows): S = Q8 K8^T in exact int32 (IGMMA), scores to fp32 with the block scales (an exact
+// add-magic-number conversion instead of I2F), the online softmax of docs/backend-semantics.md step 6
+// with the exact running max (P must stay in [0, 1] for its e4m3 scaling by 448), P to e4m3 in registers
+// and O_tile = P8 V8 (QGMMA) into the tensor core's own fp32 accumulator, added to O every kFoldTiles
+// tiles, so its reduced-precision accumulation never spans more than 16 wgmma steps.
+// The softmax of tile j overlaps the P.V wgmma of tile j - 1; ping-pong as in FLASH_ATTN.
+#include <cuda_fp8.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "attention/backends/flash_attn/cuda/hopper/sm90_sync.cuh"
+#include "attention/backends/sage_attn/cuda/hopper/sage_hopper_config.cuh"
+#include "attention/backends/sage_attn/cuda/hopper/sage_wgmma.cuh"
+
+namespace dattn::sage::hopper {
+
+using flash::hopper::ex2;
+using flash::hopper::fence_regs;
+using flash::hopper::mbar_arrive;
+using flash::hopper::mbar_wait;
+using flash::hopper::named_arrive;
+using flash::hopper::named_sync;
+using flash::hopper::RingSlot;
+using flash::hopper::smem_u32;
+using flash::hopper::wgmma_commit;
+using flash::hopper::wgmma_fence;
+using flash::hopper::wgmma_wait;
+
+template <int kHeadDim>
+__device__ __forceinline__ void issue_qk(std::int32_t* s, std::uint32_t q_addr, std::uint32_t k_addr) {
+  using Cfg = SageConfig<kHeadDim>;
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 32; ++kk)
+    igmma_m64n128k32(s, make_desc_sw(q_addr + kk * 32, Cfg::kQkAtom, Cfg::kQkSwizzle),
+                     make_desc_sw(k_addr + kk * 32, Cfg::kQkAtom, Cfg::kQkSwizzle), kk > 0);
+  wgmma_commit();
+}
+
+// O_tile (+)= P8 V8 over 128 keys (4 k-steps of 32); V^T rows are 128 bytes (128B swizzle). `accumulate`
+// = 0 starts a fresh tile sum.
+template <int kHeadDim>
+__device__ __forceinline__ void issue_pv(float* ot, const std::uint32_t* p, std::uint32_t v_addr, int accumulate) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    if constexpr (kHeadDim == 128)
+      qgmma_m64n128k32(ot, p + 4 * kk, make_desc_sw(v_addr + kk * 32, 1024, 1), kk > 0 || accumulate);
+    else
+      qgmma_m64n64k32(ot, p + 4 * kk, make_desc_sw(v_addr + kk * 32, 1024, 1), kk > 0 || accumulate);
+  }
+  wgmma_commit();
+}
+
+// Key tiles summed by the FP8 wgmma in its own accumulator before that sum is added to the fp32 O:
+// 4 tiles = 16 wgmma accumulations, whose truncation (about 14 mantissa bits kept) stays near 1e-3
+// relative at worst, against 6% for e4m3 itself, and saves three of every four fp32 adds of O.
+inline constexpr int kFoldTiles = 4;
+
+// Exact int32 -> fp32 for |x| < 2^22 (|S| <= 128 * 127 * 127 < 2^21): add the bits of 1.5 * 2^23 and
+// subtract it as a float. Two full-rate ALU ops instead of one quarter-rate I2F.
+__device__ __forceinline__ float int_to_float(std::int32_t x) {
+  return __fsub_rn(__int_as_float(x + 0x4B400000), 12582912.0f);
+}
+
+__device__ __forceinline__ std::uint32_t pack_e4m3x4(float a, float b, float c, float d) {
+  const std::uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+  const std::uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
+  return lo | (hi << 16);
+}
+
+inline constexpr float kLog2PScale = 8.807354922057604f;  // log2(448)
+
+// Scores of a fresh tile and the online-softmax step, in place: si (int32 dot products) in, s out as
+// p * 448 = exp2(S - m + log2(448)), ready for e4m3. Per row half r: alpha[r], the new max m[r], and
+// l[r] (kept in units of 448: the epilogue divides acc * sv by it, which is step 7's 448 * l).
+// S = float(dot) * scale_h, scale_h = sq * sk of key block h (columns 0-63 / 64-127). The row max is
+// taken on the integers per key block (the scales are >= 0), so each score costs one conversion, one
+// FFMA and one exp2. kMasked (the tile holding the end of the valid keys): columns >= limit get p = 0.
+template <bool kMasked>
+__device__ __forceinline__ void softmax_tile(std::int32_t* si, float* s, float* m, float* l, float* alpha,
+                                             float scale0, float scale1, int limit, int lane) {
+  if constexpr (kMasked) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) {
+      const int col = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
+      if (col >= limit) si[i] = INT_MIN;
+    }
+  }
+  int mi[2][2] = {{INT_MIN, INT_MIN}, {INT_MIN, INT_MIN}};  // [row half][key block]
+#pragma unroll
+  for (int i = 0; i < 64; ++i) mi[(i >> 1) & 1][i / 32] = max(mi[(i >> 1) & 1][i / 32], si[i]);
+  float mx[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    // A key block with no valid column (INT_MIN) contributes -inf.
+    const float b0 = mi[r][0] == INT_MIN ? -INFINITY : __fmul_rn(int_to_float(mi[r][0]), scale0);
+    const float b1 = mi[r][1] == INT_MIN ? -INFINITY : __fmul_rn(int_to_float(mi[r][1]), scale1);
+    mx[r] = fmaxf(m[r], fmaxf(b0, b1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+    mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+    alpha[r] = ex2(m[r] - mx[r]);  // m = -inf on the first tile: alpha = 0
+    m[r] = mx[r];
+  }
+  // p * 448 = exp2(x * scale_h - m + log2(448)) with x read as float(x) + 1.5 * 2^23 (the integer plus
+  // the magic number's bits): the magic term is folded into the bias, one IADD and one FFMA per score.
+  // The bias's rounding (ulp of 1.5 * 2^23 * scale_h) is a common factor of about 1e-4 relative on the
+  // p of one row and key block, far below e4m3's 6%.
+  float bias[2][2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    bias[r][0] = kLog2PScale - m[r] - 12582912.0f * scale0;
+    bias[r][1] = kLog2PScale - m[r] - 12582912.0f * scale1;
+  }
+  float sum[2] = {0.f, 0.f};
+#pragma unroll
+  for (int i = 0; i < 64; ++i) {
+    const int r = (i >> 1) & 1, h = i / 32;
+    float p = ex2(fmaf(__int_as_float(si[i] + 0x4B400000), h == 0 ? scale0 : scale1, bias[r][h]));
+    if constexpr (kMasked) p = si[i] == INT_MIN ? 0.f : p;
+    s[i] = p;
+    sum[r] += p;
+  }
+  l[0] = l[0] * alpha[0] + sum[0];
+  l[1] = l[1] * alpha[1] + sum[1];
+}
+
+// p * 448 (fp32 accumulator layout) -> e4m3 in the 8-bit register-A layout, k-step by k-step: the
+// columns a thread holds line up with the A layout once V's keys are permuted (v_key_position).
+__device__ __forceinline__ void pack_p(const float* s, std::uint32_t* pr) {
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+    const float* x = s + 16 * kk;
+    pr[4 * kk + 0] = pack_e4m3x4(x[0], x[1], x[4], x[5]);
+    pr[4 * kk + 1] = pack_e4m3x4(x[2], x[3], x[6], x[7]);
+    pr[4 * kk + 2] = pack_e4m3x4(x[8], x[9], x[12], x[13]);
+    pr[4 * kk + 3] = pack_e4m3x4(x[10], x[11], x[14], x[15]);
+  }
+}
+
+// One tile's softmax step, masked only where the valid keys end inside it.
+__device__ __forceinline__ void softmax_step(std::int32_t* si, float* s, float* m, float* l, float* alpha,
+                                             const float* sc, int limit, int lane) {
+  if (limit < 128)
+    softmax_tile<true>(si, s, m, l, alpha, sc[0], sc[1], limit, lane);
+  else
+    softmax_tile<false>(si, s, m, l, alpha, sc[0], sc[1], limit, lane);
+}
+
+// Runs the key tiles of one work tile for consumer warpgroup `cw`. On return `o` holds acc (step 6) and
+// `l` this thread's partial row sums; Q has been released.
+template <int kHeadDim, bool kPingPong>
+__device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, const SageSmem<kHeadDim>& sm, int cw,
+                                                  int n_tiles, int kv_len, int ring, float q_scale,
+                                                  const float* k_scale, float* o, float* l) {
+  using Cfg = SageConfig<kHeadDim>;
+  using Slot = RingSlot<Cfg::kStages>;
+  constexpr int kAcc = Cfg::kAcc;
+  const int lane = threadIdx.x % 32;
+  std::int32_t si[64];
+  float s[64], ot[kAcc];
+  std::uint32_t pr[16];
+#pragma unroll
+  for (int i = 0; i < kAcc; ++i) o[i] = ot[i] = 0.f;
+  float m[2] = {-INFINITY, -INFINITY}, alpha[2];
+  l[0] = l[1] = 0.f;
+  const std::uint32_t q_addr = smem_u32(sm.q()) + cw * 64 * kHeadDim;
+  const int last_limit = kv_len - (n_tiles - 1) * Cfg::kBlockN;
+  const auto sched_wait = [&] {
+    if constexpr (kPingPong) named_sync(1 + cw, 256);
+  };
+  const auto sched_signal = [&] {
+    if constexpr (kPingPong) named_arrive(1 + (cw ^ 1), 256);
+  };
+  const auto release_q = [&](int j) {
+    if (j == n_tiles - 1 && lane == 0) mbar_arrive(sm.q_empty());
+  };
+  const auto tile_scales = [&](int j, float* sc) {
+    sc[0] = __fmul_rn(q_scale, __ldg(k_scale + 2 * j));
+    sc[1] = __fmul_rn(q_scale, __ldg(k_scale + 2 * j + 1));
+  };
+  if (kPingPong && cw == 1) named_arrive(1, 256);  // warpgroup 0 goes first
+
+  {
+    float sc[2];
+    tile_scales(0, sc);
+    const Slot k0(ring);
+    mbar_wait(sm.k_full(k0.stage), k0.phase);
+    sched_wait();
+    issue_qk<kHeadDim>(si, q_addr, smem_u32(sm.k(k0.stage)));
+    sched_signal();
+    wgmma_wait<0>();
+    fence_regs(reinterpret_cast<std::uint32_t*>(si), 64);
+    if (lane == 0) mbar_arrive(sm.k_empty(k0.stage));
+    release_q(0);
+    softmax_step(si, s, m, l, alpha, sc, n_tiles == 1 ? last_limit : 128, lane);
+    pack_p(s, pr);
+  }
+
+  // ot holds the P.V sums of `pending` tiles (the same count in every warp, so the wgmma's
+  // accumulate flag is uniform); o and ot are both relative to the current row max.
+  int pending = 0;
+  for (int j = 1; j < n_tiles; ++j) {
+    float sc[2];
+    tile_scales(j, sc);
+    const Slot cur(ring + j), prev(ring + j - 1);
+    mbar_wait(sm.k_full(cur.stage), cur.phase);
+    mbar_wait(sm.v_full(prev.stage), prev.phase);
+    sched_wait();
+    issue_qk<kHeadDim>(si, q_addr, smem_u32(sm.k(cur.stage)));
+    issue_pv<kHeadDim>(ot, pr, smem_u32(sm.v(prev.stage)), pending > 0);
+    sched_signal();
+    ++pending;
+    wgmma_wait<1>();  // S done (P V of tile j - 1 may still run)
+    fence_regs(reinterpret_cast<std::uint32_t*>(si), 64);
+    if (lane == 0) mbar_arrive(sm.k_empty(cur.stage));
+    release_q(j);
+    softmax_step(si, s, m, l, alpha, sc, j == n_tiles - 1 ? last_limit : 128, lane);
+    wgmma_wait<0>();
+    fence_regs(ot, kAcc);
+    fence_regs(pr, 16);
+    if (lane == 0) mbar_arrive(sm.v_empty(prev.stage));
+    // A grown row max rescales both sums (alpha is exactly 1 for the rows that did not grow).
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) {
+        o[i] *= alpha[(i >> 1) & 1];
+        ot[i] *= alpha[(i >> 1) & 1];
+      }
+    }
+    if (pending == kFoldTiles) {
+#pragma unroll
+      for (int i = 0; i < kAcc; ++i) o[i] += ot[i];
+      pending = 0;
+    }
+    pack_p(s, pr);
+  }
+  {
+    const Slot last(ring + n_tiles - 1);
+    mbar_wait(sm.v_full(last.stage), last.phase);
+    sched_wait();
+    issue_pv<kHeadDim>(ot, pr, smem_u32(sm.v(last.stage)), pending > 0);
+    sched_signal();
+    wgmma_wait<0>();
+    fence_regs(ot, kAcc);
+    if (lane == 0) mbar_arrive(sm.v_empty(last.stage));
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) o[i] += ot[i];
+  }
+  if (kPingPong && cw == 0) named_sync(1, 256);  // consume warpgroup 1's last signal
+}
+
+}  // namespace dattn::sage::hopper
