@@ -1,15 +1,19 @@
-// dattn_wan_vae_bench: times the CPU Wan VAE decode on a model directory or on random weights in the
-// real Wan2.2-TI2V-5B / Wan2.1 decoder shapes, and prints seconds, seconds per latent frame and GFLOP/s
-// (the FLOPs of the convolutions and attention, counted from the architecture below).
+// dattn_wan_vae_bench: times the Wan VAE decode (CPU, or CUDA with --device cuda) on a model directory or
+// on random weights in the real Wan2.2-TI2V-5B / Wan2.1 decoder shapes, and prints seconds, seconds per
+// latent frame and GFLOP/s (the FLOPs of the convolutions and attention, counted from the architecture
+// below); on CUDA also the first decode (which plans every convolution shape) and the peak device memory
+// held by dattn's tensors (cuDNN's and cuBLASLt's handles and cuBLASLt's 32 MB workspace not included).
 //
 //   dattn_wan_vae_bench --random wan2.2-5b --latent 2,4,4 [--keep /tmp/wan22_vae]   (then --model /tmp/wan22_vae)
 //   dattn_wan_vae_bench --model ../shared/golden/wan_tiny/pipeline/vae --latent 3,4,6 --repeat 5
+//   dattn_wan_vae_bench --random wan2.2-5b --latent 13,44,80 --device cuda --repeat 3   (704x1280x49)
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -17,6 +21,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dattn/core/device.h"
+#include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
 #include "dattn/models/wan_vae.h"
 
@@ -66,15 +72,22 @@ double decode_flops(const WanVaeConfig& c, double t, double h, double w) {
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"Times the CPU Wan VAE decode"};
-  std::string model, random, keep, latent = "2,4,4";
+  CLI::App app{"Times the Wan VAE decode"};
+  std::string model, random, keep, latent = "2,4,4", device_arg = "cpu", math_arg = "tf32";
   int repeat = 1;
   app.add_option("--model", model, "a diffusers AutoencoderKLWan directory");
   app.add_option("--random", random, "random weights in real decoder shapes: wan2.2-5b or wan2.1");
   app.add_option("--keep", keep, "with --random: write the checkpoint to this directory and keep it");
   app.add_option("--latent", latent, "latent frames,height,width (default 2,4,4)");
   app.add_option("--repeat", repeat, "timed decodes (the median is printed)")->check(CLI::PositiveNumber);
+  app.add_option("--device", device_arg, "cpu (default) or cuda");
+  app.add_option("--conv-math", math_arg, "CUDA convolutions: tf32 (default) or fp32");
   CLI11_PARSE(app, argc, argv);
+  const std::optional<Device> device = parse_device(device_arg);
+  if (!device) throw UserError("--device must be cpu or cuda, got '" + device_arg + "'");
+  if (math_arg != "tf32" && math_arg != "fp32") throw UserError("--conv-math must be tf32 or fp32, got '" + math_arg + "'");
+  const WanVaeConvMath math = math_arg == "tf32" ? WanVaeConvMath::TF32 : WanVaeConvMath::FP32;
+  const bool cuda = *device == Device::CUDA;
   if (model.empty() == random.empty()) throw UserError("give exactly one of --model and --random");
   std::vector<std::int64_t> tl;
   std::stringstream ss(latent);
@@ -87,7 +100,7 @@ int run(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   if (!random.empty()) write_random_wan_vae_decoder(dir = tmp, preset(random), 1);
   const auto t1 = std::chrono::steady_clock::now();
-  const WanVae vae = WanVae::load(dir);
+  const WanVae vae = WanVae::load(dir, *device, DType::F32, math);
   const auto t2 = std::chrono::steady_clock::now();
   if (!random.empty() && keep.empty()) std::filesystem::remove_all(tmp);
 
@@ -99,21 +112,43 @@ int run(int argc, char** argv) {
   const Tensor z = Tensor::from_f32(zv, {1, c.z_dim, tl[0], tl[1], tl[2]});
   std::vector<double> times;
   Shape out_shape;
+  double first = 0;
+  std::size_t peak = 0;
+  const std::size_t weights = cuda ? device_bytes_in_use() : 0;
+  if (cuda) {
+    // The first decode plans every convolution shape (cuDNN's algorithm choice) and warms the memory
+    // pool; it is reported on its own. decode() returns after the GPU finished, so wall time is GPU time.
+    reset_device_peak();
+    const auto a = std::chrono::steady_clock::now();
+    out_shape = vae.decode(z).shape();
+    first = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    peak = device_bytes_peak();
+  }
   for (int i = 0; i < repeat; ++i) {
+    if (cuda) reset_device_peak();
     const auto a = std::chrono::steady_clock::now();
     out_shape = vae.decode(z).shape();
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+    if (cuda) peak = std::max(peak, device_bytes_peak());
   }
   std::sort(times.begin(), times.end());
   const double secs = times[times.size() / 2];
   const double flops = decode_flops(c, tl[0], tl[1], tl[2]);
-  std::printf("decoder_base_dim=%d z_dim=%d residual=%d patch=%d threads=%d\n", c.decoder_base_dim, c.z_dim,
-              c.is_residual, c.patch_size, omp_get_max_threads());
+  std::printf("decoder_base_dim=%d z_dim=%d residual=%d patch=%d device=%s", c.decoder_base_dim, c.z_dim,
+              c.is_residual, c.patch_size, cuda ? "cuda" : "cpu");
+  if (cuda)
+    std::printf(" (%s) conv_math=%s\n", cuda_device_summary().c_str(), math_arg.c_str());
+  else
+    std::printf(" threads=%d\n", omp_get_max_threads());
   std::printf("latent %s -> video %s\n", shape_str(z.shape()).c_str(), shape_str(out_shape).c_str());
   if (!random.empty()) std::printf("random checkpoint written in %.2f s\n", std::chrono::duration<double>(t1 - t0).count());
   std::printf("load %.2f s, decode %.3f s (median of %d), %.3f s per latent frame, %.1f GFLOP, %.1f GFLOP/s\n",
               std::chrono::duration<double>(t2 - t1).count(), secs, repeat, secs / tl[0], flops / 1e9,
               flops / secs / 1e9);
+  if (cuda)
+    std::printf("first decode %.3f s (plans the convolutions); peak device memory %.2f GiB (weights %.2f GiB and "
+                "the video included)\n",
+                first, static_cast<double>(peak) / (1u << 30), static_cast<double>(weights) / (1u << 30));
   return 0;
 }
 

@@ -2,6 +2,8 @@
 // form, decoded in float64), plus its configuration errors and the latent de-normalisation.
 #include <gtest/gtest.h>
 
+#include "dattn/core/device.h"
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -129,7 +131,7 @@ TEST(WanVae, WeightsOfAnotherConfigAreAClearError) {
 
 TEST(WanVae, UnsupportedDeviceOrDtypeIsAClearError) {
   EXPECT_THROW(WanVae::load(vae_dir(), Device::CPU, DType::BF16), UserError);
-  EXPECT_THROW(WanVae::load(vae_dir(), Device::CUDA, DType::F32), UserError);
+  if (cuda_device_count() == 0) EXPECT_THROW(WanVae::load(vae_dir(), Device::CUDA, DType::F32), UserError);
 }
 
 TEST(WanVae, DecodeRejectsLatentsOfTheWrongShape) {

@@ -1,5 +1,6 @@
 // dattn generate: text to video with a diffusers Wan pipeline directory, written as .mp4, .png or
 // .safetensors. Every argument is checked before any weight is read.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -7,6 +8,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "dattn/command.h"
 #include "dattn/core/error.h"
@@ -42,6 +46,32 @@ void check_report_path(const std::string& path) {
   const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
   if (!std::filesystem::is_directory(dir))
     throw UserError("--report '" + path + "': folder '" + dir.string() + "' does not exist");
+}
+
+std::string mib(std::int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+std::string stage_memory_text(const std::vector<StageMemory>& stages) {
+  std::string out = "peak memory per stage:\n";
+  for (const auto& m : stages) {
+    out += "  " + m.stage + std::string(m.stage.size() < 18 ? 18 - m.stage.size() : 1, ' ') + "host " +
+           (m.peak_host_bytes >= 0 ? mib(m.peak_host_bytes) : std::string("?"));
+    if (m.peak_device_bytes >= 0) out += ", device " + mib(m.peak_device_bytes);
+    out += "\n";
+  }
+  return out;
+}
+
+nlohmann::json stage_memory_json(const std::vector<StageMemory>& stages) {
+  nlohmann::json out = nlohmann::json::array();
+  auto bytes = [](std::int64_t b) { return b >= 0 ? nlohmann::json(b) : nlohmann::json(nullptr); };
+  for (const auto& m : stages)
+    out.push_back({{"stage", m.stage}, {"peak_host_bytes", bytes(m.peak_host_bytes)},
+                   {"peak_device_bytes", bytes(m.peak_device_bytes)}});
+  return out;
 }
 
 // One line per denoising step on stderr, so stdout keeps only the summary.
@@ -110,10 +140,19 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   report.stage_ms = result.stage_ms;
   report.total_ms = ms_since(start);
   report.peak_host_bytes = host_peak_rss_bytes();
+  // Peak memory per stage group (host VmHWM reset between stages; device: dattn tensors on CUDA).
+  for (const auto& m : result.stage_memory)
+    if (m.peak_host_bytes > report.peak_host_bytes) report.peak_host_bytes = m.peak_host_bytes;
   std::fputs(summary_text(report).c_str(), stdout);
+  std::fputs(stage_memory_text(result.stage_memory).c_str(), stdout);
   if (!o.report.empty()) {
+    nlohmann::json j = summary_json(report);
+    j["stage_memory"] = stage_memory_json(result.stage_memory);
+    std::int64_t device_peak = -1;
+    for (const auto& m : result.stage_memory) device_peak = std::max(device_peak, m.peak_device_bytes);
+    j["peak_device_bytes"] = device_peak >= 0 ? nlohmann::json(device_peak) : nlohmann::json(nullptr);
     std::ofstream out(o.report);
-    out << summary_json(report).dump(2) << "\n";
+    out << j.dump(2) << "\n";
     if (!out) throw UserError("--report '" + o.report + "': cannot write");
   }
   return 0;
@@ -145,7 +184,7 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--initial-latents", o->initial_latents,
                   "Safetensors file with the initial noise (tensor input.latents or latents) instead of --seed")
       ->type_name("FILE");
-  app->add_option("--device", o->device, "cpu or cuda (the VAE decodes on the CPU)")->capture_default_str();
+  app->add_option("--device", o->device, "cpu or cuda: where the text encoder and the transformer run")->capture_default_str();
   app->add_option("--dtype", o->dtype, "Transformer dtype: fp32, bf16 or fp16")->capture_default_str();
   app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
   document_attention_flags(*app);

@@ -14,7 +14,7 @@ namespace {
 
 struct MakePipelineOptions {
   RandomWanPipelineSpec spec;
-  std::string out, dtype = "fp32";
+  std::string out, dtype = "fp32", text_encoder_dtype = "fp32";
 };
 
 int run_make_pipeline(MakePipelineOptions o) {
@@ -22,11 +22,17 @@ int run_make_pipeline(MakePipelineOptions o) {
   if (!dtype || (*dtype != DType::F32 && *dtype != DType::BF16 && *dtype != DType::F16))
     throw UserError("--dtype '" + o.dtype + "': expected fp32, bf16 or fp16");
   o.spec.dtype = *dtype;
+  const auto text_dtype = parse_dtype(o.text_encoder_dtype);
+  if (!text_dtype || (*text_dtype != DType::F32 && *text_dtype != DType::BF16))
+    throw UserError("--text-encoder-dtype '" + o.text_encoder_dtype + "': expected fp32 or bf16");
+  o.spec.text_encoder_dtype = *text_dtype;
   const auto t0 = std::chrono::steady_clock::now();
   write_random_wan_pipeline(o.out, o.spec);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("wrote %s: WanPipeline with random weights (transformer %s, seed %llu), %.1f s\n", o.out.c_str(),
-              std::string(dtype_name(o.spec.dtype)).c_str(), static_cast<unsigned long long>(o.spec.seed), seconds);
+  std::printf("wrote %s: WanPipeline with random weights (transformer %s, text encoder %s, seed %llu), %.1f s\n",
+              o.out.c_str(), std::string(dtype_name(o.spec.dtype)).c_str(),
+              std::string(dtype_name(o.spec.text_encoder_dtype)).c_str(), static_cast<unsigned long long>(o.spec.seed),
+              seconds);
   return 0;
 }
 
@@ -49,6 +55,9 @@ Command add_make_pipeline_command(CLI::App& root) {
                   "model_index.json's expand_timesteps (per-token timesteps, Wan2.2 TI2V)")->capture_default_str();
   app->add_option("--out", o->out, "Directory to create (must not exist, or be empty)")->required()->type_name("DIR");
   app->add_option("--dtype", o->dtype, "Transformer weights: fp32, bf16 or fp16")->capture_default_str();
+  app->add_option("--text-encoder-dtype", o->text_encoder_dtype,
+                  "umT5 weights: fp32 or bf16 (bf16 for umT5-XXL: 11.4 GB instead of 22.8 GB)")
+      ->capture_default_str();
   app->add_option("--seed", o->spec.seed, "Seed of the weights")->capture_default_str();
   return {app, false, [o](const CommandContext&) { return run_make_pipeline(*o); }};
 }

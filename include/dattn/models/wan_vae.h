@@ -2,7 +2,8 @@
 // The Wan video VAE (diffusers AutoencoderKLWan), decode path: Wan2.1 (plain up blocks, no patch) and
 // Wan2.2 (residual up blocks with duplicate-upsample shortcuts, patch size 2). Decoding runs one latent
 // frame at a time with the causal-convolution frame cache, as diffusers does, so memory stays bounded
-// by a few frames at the output resolution. CPU, float32.
+// by a few frames at the output resolution. CPU (float32) or CUDA (float32 activations, convolutions
+// through cuDNN with TF32 tensor cores by default).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -59,20 +60,36 @@ void write_random_wan_vae_decoder(const std::string& dir, const WanVaeConfig& co
 
 namespace wan_vae {
 class Decoder;
+class CudaDecoder;
 }
+
+// The arithmetic of the CUDA decoder's convolutions. TF32 (the default, as PyTorch runs convolutions):
+// tensor cores round each operand to 10 mantissa bits and accumulate in float32, about 1e-3 relative
+// error per product, which averages to ~1e-4 relative L2 on a decoded video. FP32: float32 FMA
+// algorithms only, within ~1e-6 of the CPU, several times slower. The CPU decoder is always FP32.
+enum class WanVaeConvMath { TF32, FP32 };
 
 class WanVae {
  public:
   // Reads `dir`/config.json and the decoder's weights (decoder.* and post_quant_conv.*) from `dir`.
   // The encoder's tensors may be present and are left unread; any other unexpected tensor is an error.
-  static WanVae load(const std::string& dir, Device device = Device::CPU, DType dtype = DType::F32);
+  // `device` CUDA uploads the weights to the GPU (a UserError when this build has no CUDA or no GPU is
+  // visible); `dtype` must be F32 on either device; `conv_math` applies to CUDA only.
+  static WanVae load(const std::string& dir, Device device = Device::CPU, DType dtype = DType::F32,
+                     WanVaeConvMath conv_math = WanVaeConvMath::TF32);
 
   const WanVaeConfig& config() const { return config_; }
+  Device device() const { return device_; }
 
-  // z [B, z_dim, T, H, W] (any float dtype, on the CPU) -> video [B, video_channels, T', H', W'] in
-  // float32, clamped to [-1, 1] as diffusers' decode does. No de-normalisation (see denormalize_latents).
-  // Runs on the OpenMP threads, with OpenBLAS set to one thread meanwhile (ops::BlasSingleThread): do
-  // not run other OpenBLAS work concurrently from another thread.
+  // z [B, z_dim, T, H, W] (any float dtype, on any device) -> video [B, video_channels, T', H', W'] in
+  // float32 on the VAE's device, clamped to [-1, 1] as diffusers' decode does. No de-normalisation (see
+  // denormalize_latents).
+  // CPU: runs on the OpenMP threads, with OpenBLAS set to one thread meanwhile (ops::BlasSingleThread):
+  // do not run other OpenBLAS work concurrently from another thread.
+  // CUDA: runs on the default stream, one latent frame at a time and each later frame on its own through
+  // the up blocks, so device memory stays at the weights, the video, the frame caches and a few frames
+  // at the output resolution (12.5 GiB for Wan2.2-TI2V-5B at 704x1280x49, 6.3 GiB of it the caches);
+  // returns after the GPU finished.
   Tensor decode(const Tensor& z) const;
 
   ~WanVae();
@@ -82,7 +99,9 @@ class WanVae {
  private:
   WanVae();
   WanVaeConfig config_;
-  std::unique_ptr<wan_vae::Decoder> decoder_;
+  Device device_ = Device::CPU;
+  std::unique_ptr<wan_vae::Decoder> decoder_;          // CPU
+  std::shared_ptr<const wan_vae::CudaDecoder> cuda_;  // CUDA (shared_ptr: its type is complete only there)
 };
 
 }  // namespace dattn

@@ -17,6 +17,7 @@ struct RandomWanPipelineSpec {
   std::string scheduler_config;     // scheduler_config.json, copied
   bool expand_timesteps = true;     // model_index.json's flag (Wan2.2 TI2V: true)
   DType dtype = DType::F32;         // of the transformer's weights
+  DType text_encoder_dtype = DType::F32;  // of the umT5's weights: fp32 or bf16 (umT5-XXL: bf16, 11.4 GB)
   std::uint64_t seed = 0;
 };
 

@@ -88,12 +88,20 @@ struct WanT2VObserver {
   std::function<void(int i, int n, double timestep, const Tensor& latents, double step_ms)> on_step;
 };
 
+// Peak memory of one stage group (its loading and running): "text encoder", "denoising", "vae decode".
+struct StageMemory {
+  std::string stage;
+  std::int64_t peak_host_bytes = -1;    // VmHWM during the stage; -1 when unknown
+  std::int64_t peak_device_bytes = -1;  // most device memory held by dattn tensors at once (CUDA runs only)
+};
+
 struct WanT2VResult {
   Tensor frames;  // [F, H, W, 3] float32 in [0, 1]
   // Milliseconds per stage, in order: "load text encoder", "text encoding", "load transformer",
   // "denoising", "load vae", "vae decode".
   std::vector<std::pair<std::string, double>> stage_ms;
   std::vector<Resolution> attention;  // the backend each attention role resolved to
+  std::vector<StageMemory> stage_memory;  // one entry per stage group, in order
 };
 
 // Runs the pipeline; check_wan_t2v_request first (it is called again here). Throws UserError for bad

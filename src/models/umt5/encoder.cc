@@ -13,7 +13,7 @@ namespace {
 
 struct Layer {
   Tensor attn_norm, q, k, v, o;
-  Tensor bias_table;  // [num_buckets, heads] float32, always on the host: the mask is built there
+  Tensor bias_table;  // [num_buckets, heads] float32 on the run device: each layer's mask is built there
   Tensor ff_norm, wi_0, wi_1, wo;
 };
 
@@ -22,15 +22,17 @@ struct Layer {
 struct Umt5Encoder::Impl {
   Umt5Config config;
   Umt5RunOptions options;
-  Tensor embedding;  // [vocab, d_model] run dtype on the host: a gather needs no device kernel
+  // [vocab, d_model] run dtype, kept on the host: a prompt's rows are gathered there and uploaded in one
+  // copy (B x S x d_model, 4 MiB for one 512-token umT5-XXL prompt in bf16), so the 2 GiB table of
+  // umT5-XXL never occupies device memory and no gather kernel is needed.
+  Tensor embedding;
   std::vector<Layer> layers;
   Tensor final_norm;
   const AttentionBackend* sdpa = nullptr;
   nlohmann::json sdpa_extra;
 
   Tensor embed(const std::vector<std::int64_t>& ids, std::int64_t batch, std::int64_t seq) const;
-  Tensor attention(const Layer& l, const Tensor& x, const std::vector<std::int32_t>& buckets,
-                   const std::vector<std::int64_t>& mask) const;
+  Tensor attention(const Layer& l, const Tensor& x, const umt5::AttentionMasks& masks) const;
 };
 
 namespace {
@@ -49,7 +51,7 @@ Layer load_layer(WeightStore& w, const Umt5Config& c, std::int64_t i, DType dt, 
   l.k = w.take(p + "0.SelfAttention.k.weight", dt, dev, {inner, c.d_model});
   l.v = w.take(p + "0.SelfAttention.v.weight", dt, dev, {inner, c.d_model});
   l.o = w.take(p + "0.SelfAttention.o.weight", dt, dev, {c.d_model, inner});
-  l.bias_table = w.take(p + "0.SelfAttention.relative_attention_bias.weight", DType::F32, Device::CPU,
+  l.bias_table = w.take(p + "0.SelfAttention.relative_attention_bias.weight", DType::F32, dev,
                         {c.num_buckets, c.num_heads});
   l.ff_norm = w.take(p + "1.layer_norm.weight", dt, dev, {c.d_model});
   l.wi_0 = w.take(p + "1.DenseReluDense.wi_0.weight", dt, dev, {c.d_ff, c.d_model});
@@ -112,13 +114,12 @@ Tensor Umt5Encoder::Impl::embed(const std::vector<std::int64_t>& ids, std::int64
   return out.to(options.device);
 }
 
-Tensor Umt5Encoder::Impl::attention(const Layer& l, const Tensor& x, const std::vector<std::int32_t>& buckets,
-                                    const std::vector<std::int64_t>& mask) const {
+Tensor Umt5Encoder::Impl::attention(const Layer& l, const Tensor& x, const umt5::AttentionMasks& masks) const {
   const std::int64_t b = x.dim(0), s = x.dim(1), h = config.num_heads, dk = config.d_kv;
   const Tensor q = ops::linear(x, l.q).reshape({b, s, h, dk});
   const Tensor k = ops::linear(x, l.k).reshape({b, s, h, dk});
   const Tensor v = ops::linear(x, l.v).reshape({b, s, h, dk});
-  const Tensor add_mask = umt5::attention_mask(l.bias_table, buckets, mask, b, s, options.device);
+  const Tensor add_mask = masks.for_layer(l.bias_table);
   Tensor out = Tensor::empty({b, s, h, dk}, options.dtype, options.device);
   AttentionProblem p;
   p.shape.batch = b;
@@ -148,10 +149,11 @@ Tensor Umt5Encoder::encode(const std::vector<std::int64_t>& input_ids, const std
       throw UserError("umT5 encode: token id " + std::to_string(input_ids[t]) + " at position " + std::to_string(t) +
                       " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
-  const std::vector<std::int32_t> buckets = umt5::relative_buckets(seq, seq, c.num_buckets, c.max_distance);
+  // Buckets and key validity are the same for every layer: computed (and on CUDA uploaded) once.
+  const umt5::AttentionMasks masks(attention_mask, batch, seq, c.num_buckets, c.max_distance, m.options.device);
   Tensor h = m.embed(input_ids, batch, seq);
   for (const Layer& l : m.layers) {
-    h = ops::add(h, m.attention(l, ops::rms_norm(h, eps, l.attn_norm), buckets, attention_mask));
+    h = ops::add(h, m.attention(l, ops::rms_norm(h, eps, l.attn_norm), masks));
     const Tensor x = ops::rms_norm(h, eps, l.ff_norm);
     const Tensor gated = ops::mul(ops::gelu_tanh(ops::linear(x, l.wi_0)), ops::linear(x, l.wi_1));
     h = ops::add(h, ops::linear(gated, l.wo));

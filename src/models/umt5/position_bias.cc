@@ -5,6 +5,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
+
+#include "dattn/core/error.h"
+#ifdef DATTN_WITH_CUDA
+#include "models/umt5/cuda/attention_mask.h"
+#endif
 
 namespace dattn::umt5 {
 
@@ -56,6 +62,38 @@ Tensor attention_mask(const Tensor& table, const std::vector<std::int32_t>& buck
     }
   }
   return mask.to(device);
+}
+
+AttentionMasks::AttentionMasks(const std::vector<std::int64_t>& key_mask, std::int64_t batch, std::int64_t seq,
+                               std::int64_t num_buckets, std::int64_t max_distance, Device device)
+    : batch_(batch), seq_(seq), device_(device), buckets_(relative_buckets(seq, seq, num_buckets, max_distance)) {
+  if (device == Device::CPU) {
+    key_mask_ = key_mask;
+    return;
+  }
+  std::vector<std::uint8_t> valid(key_mask.size());
+  for (std::size_t t = 0; t < key_mask.size(); ++t) valid[t] = key_mask[t] != 0 ? 1 : 0;
+  buckets_dev_ = DeviceBuffer(buckets_.size() * sizeof(std::int32_t));
+  buckets_dev_.upload(buckets_.data(), buckets_.size() * sizeof(std::int32_t));
+  valid_dev_ = DeviceBuffer(valid.size());
+  valid_dev_.upload(valid.data(), valid.size());
+}
+
+Tensor AttentionMasks::for_layer(const Tensor& table) const {
+  if (table.device() != device_ || table.dtype() != DType::F32 || table.ndim() != 2)
+    throw UserError("umT5 attention mask: bias table " + table.describe() + ", expected float32 [buckets, heads] on " +
+                    std::string(device_name(device_)));
+  if (device_ == Device::CPU) return attention_mask(table, buckets_, key_mask_, batch_, seq_, Device::CPU);
+#ifdef DATTN_WITH_CUDA
+  const std::int64_t heads = table.dim(1);
+  Tensor mask = Tensor::empty({batch_, heads, seq_, seq_}, DType::F32, Device::CUDA);
+  cuda::build_attention_mask(mask.data_as<float>(), table.data_as<float>(),
+                             static_cast<const std::int32_t*>(buckets_dev_.get()),
+                             static_cast<const std::uint8_t*>(valid_dev_.get()), batch_, heads, seq_);
+  return mask;
+#else
+  throw UserError("umT5 attention mask: this dattn was built without CUDA");
+#endif
 }
 
 }  // namespace dattn::umt5

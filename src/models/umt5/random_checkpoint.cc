@@ -3,10 +3,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
+#include <numbers>
 
 #include "dattn/core/error.h"
-#include "dattn/io/safetensors_writer.h"
+#include "dattn/io/checkpoint_writer.h"
 #include "dattn/models/umt5_random.h"
 
 namespace dattn {
@@ -39,6 +39,32 @@ std::vector<Planned> umt5_encoder_tensors(const Umt5Config& c) {
   return out;
 }
 
+std::uint64_t mix64(std::uint64_t x) {  // splitmix64's finaliser
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// N(mean, stddev^2) values for one tensor. Element pair p depends only on (seed, name, p), so the
+// fill runs on every core and a tensor's values do not depend on the others or on sharding.
+void fill_normal(std::vector<float>& out, std::uint64_t seed, const std::string& name, float mean, float stddev) {
+  std::uint64_t key = 0xCBF29CE484222325ULL;  // FNV-1a of the name
+  for (unsigned char c : name) key = (key ^ c) * 0x100000001B3ULL;
+  const std::uint64_t stream = mix64(seed ^ mix64(key));
+  const auto n = static_cast<std::int64_t>(out.size());
+  float* dst = out.data();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t pair = 0; pair < (n + 1) / 2; ++pair) {
+    const std::uint64_t bits = mix64(stream + static_cast<std::uint64_t>(pair));
+    const double u1 = (static_cast<double>(bits >> 32) + 0.5) / 4294967296.0;  // (0, 1): log is finite
+    const double u2 = static_cast<double>(bits & 0xFFFFFFFFu) / 4294967296.0;
+    const double r = std::sqrt(-2.0 * std::log(u1)), a = 2.0 * std::numbers::pi * u2;
+    dst[2 * pair] = mean + stddev * static_cast<float>(r * std::cos(a));
+    if (2 * pair + 1 < n) dst[2 * pair + 1] = mean + stddev * static_cast<float>(r * std::sin(a));
+  }
+}
+
 }  // namespace
 
 nlohmann::json umt5_config_json(const Umt5Config& c) {
@@ -63,38 +89,43 @@ nlohmann::json umt5_config_json(const Umt5Config& c) {
           {"dtype", "float32"}};
 }
 
-void write_random_umt5_encoder(const std::string& dir, const Umt5Config& config, std::uint64_t seed) {
+void write_random_umt5_encoder(const std::string& dir, const Umt5Config& config, std::uint64_t seed,
+                               const RandomUmt5Options& options) {
   namespace fs = std::filesystem;
+  if (options.dtype != DType::F32 && options.dtype != DType::BF16)
+    throw UserError("umT5 text encoder weights: dtype " + std::string(dtype_name(options.dtype)) +
+                    " is not supported (fp32 or bf16; dattn runs umT5 in those)");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UserError("cannot create '" + dir + "': " + ec.message());
   // Round-trip through the reader so a config dattn would refuse is never written.
-  const nlohmann::json cfg_json = umt5_config_json(config);
+  nlohmann::json cfg_json = umt5_config_json(config);
+  cfg_json["dtype"] = options.dtype == DType::BF16 ? "bfloat16" : "float32";
   (void)Umt5Config::from_json(cfg_json, dir + "/config.json");
   {
     std::ofstream cfg(fs::path(dir) / "config.json");
     cfg << cfg_json.dump(2) << "\n";
     if (!cfg) throw UserError("cannot write '" + (fs::path(dir) / "config.json").string() + "'");
   }
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<WrittenTensor> tensors;
-  for (const auto& t : umt5_encoder_tensors(config)) {
-    std::vector<float> values(static_cast<std::size_t>(shape_numel(t.shape)));
+  const std::vector<Planned> planned = umt5_encoder_tensors(config);
+  std::vector<PlannedTensor> plan;
+  for (const auto& t : planned) plan.push_back({t.name, options.dtype, t.shape});
+  // Streamed: one tensor in memory at a time (the largest, umT5-XXL's 256384 x 4096 embedding, is 4 GiB
+  // as float32 scratch), written as transformers' save_pretrained names its files (model.safetensors,
+  // or model-0000i-of-0000n.safetensors with model.safetensors.index.json above the shard size).
+  std::vector<float> values;
+  write_diffusers_weights(dir, "model", plan, options.max_shard_bytes, [&](std::size_t i, std::uint8_t* dst) {
+    const Planned& t = planned[i];
+    values.resize(static_cast<std::size_t>(shape_numel(t.shape)));
     const float fan_in_scale = 1.0f / std::sqrt(static_cast<float>(t.shape.back()));
-    for (auto& v : values) {
-      switch (t.kind) {
-        case Planned::Embedding: v = normal(rng); break;
-        case Planned::Linear: v = fan_in_scale * normal(rng); break;
-        case Planned::Bias: v = 0.1f * normal(rng); break;
-        case Planned::Gain: v = 1.0f + 0.1f * normal(rng); break;
-      }
+    switch (t.kind) {
+      case Planned::Embedding: fill_normal(values, seed, t.name, 0.0f, 1.0f); break;
+      case Planned::Linear: fill_normal(values, seed, t.name, 0.0f, fan_in_scale); break;
+      case Planned::Bias: fill_normal(values, seed, t.name, 0.0f, 0.1f); break;
+      case Planned::Gain: fill_normal(values, seed, t.name, 1.0f, 0.1f); break;
     }
-    WrittenTensor w{t.name, "F32", t.shape, std::vector<std::uint8_t>(values.size() * sizeof(float))};
-    std::memcpy(w.bytes.data(), values.data(), w.bytes.size());
-    tensors.push_back(std::move(w));
-  }
-  write_safetensors((fs::path(dir) / "model.safetensors").string(), tensors, {{"format", "pt"}});
+    from_f32(values.data(), options.dtype, dst, values.size());
+  });
 }
 
 }  // namespace dattn

@@ -6,6 +6,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/io/weight_store.h"
+#include "models/wan_vae/cuda/cuda_decoder.h"
 #include "models/wan_vae/decoder.h"
 #include "models/wan_vae/frame_ops.h"
 #include "ops/cpu/conv3d.h"
@@ -54,25 +55,26 @@ WanVae::~WanVae() = default;
 WanVae::WanVae(WanVae&&) noexcept = default;
 WanVae& WanVae::operator=(WanVae&&) noexcept = default;
 
-WanVae WanVae::load(const std::string& dir, Device device, DType dtype) {
-  if (device != Device::CPU)
-    throw UserError("Wan VAE: device " + std::string(device_name(device)) +
-                    " is not supported yet; the decoder runs on the CPU (use --device cpu for the VAE)");
+WanVae WanVae::load(const std::string& dir, Device device, DType dtype, WanVaeConvMath conv_math) {
   if (dtype != DType::F32)
-    throw UserError("Wan VAE: dtype " + std::string(dtype_name(dtype)) +
-                    " is not supported; the CPU decoder computes in fp32");
+    throw UserError("Wan VAE: dtype " + std::string(dtype_name(dtype)) + " is not supported; the decoder computes in " +
+                    "fp32 on the CPU and on CUDA (use --dtype fp32 for the VAE)");
   WanVae vae;
   vae.config_ = WanVaeConfig::from_json(read_component_config(dir), dir + "/config.json");
+  vae.device_ = device;
   WeightStore store(dir);
-  vae.decoder_ = std::make_unique<wan_vae::Decoder>(store, vae.config_);
+  if (device == Device::CUDA)
+    vae.cuda_ = wan_vae::load_cuda_decoder(store, vae.config_, conv_math);
+  else
+    vae.decoder_ = std::make_unique<wan_vae::Decoder>(store, vae.config_);
   require_decoder_tensors_used(store);
   return vae;
 }
 
 Tensor WanVae::decode(const Tensor& z) const {
   const Shape video_shape = config_.video_shape(z.shape());
-  if (z.device() != Device::CPU) throw UserError("Wan VAE decode: latents must be on the CPU, got " + z.describe());
-  const Tensor zf = z.dtype() == DType::F32 ? z : z.to(DType::F32);
+  if (device_ == Device::CUDA) return wan_vae::cuda_decode(*cuda_, config_, z.dtype() == DType::F32 ? z : z.to(DType::F32));
+  const Tensor zf = z.to(Device::CPU).to(DType::F32);
   const std::int64_t batch = z.dim(0), zc = z.dim(1), t_lat = z.dim(2), h = z.dim(3), w = z.dim(4);
   Tensor video = Tensor::empty(video_shape, DType::F32);
   const ops::BlasSingleThread single_blas;  // the kernels parallelise with OpenMP (see conv3d.h)

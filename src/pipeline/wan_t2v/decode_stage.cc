@@ -22,12 +22,16 @@ Tensor postprocess(const Tensor& video) {
 
 }  // namespace
 
-Tensor decode_video(const WanPipelineInfo& info, const Tensor& latents, StageTimes& times) {
+// The VAE runs on the pipeline's device in fp32 whatever the transformer's dtype (diffusers runs this VAE
+// in fp32); on CUDA its convolutions use TF32 tensor cores, as PyTorch's do by default. The video comes
+// back to the host for the postprocess.
+Tensor decode_video(const WanPipelineInfo& info, const Tensor& latents, const WanRunSettings& settings,
+                    StageTimes& times) {
   StageClock load_clock;
-  const WanVae vae = WanVae::load(info.vae_dir);  // the decoder runs on the CPU in fp32
+  const WanVae vae = WanVae::load(info.vae_dir, settings.device, DType::F32);
   times.emplace_back("load vae", load_clock.ms());
   StageClock clock;
-  const Tensor video = vae.decode(denormalize_latents(latents, vae.config()));
+  const Tensor video = vae.decode(denormalize_latents(latents, vae.config())).to(Device::CPU);
   Tensor frames = postprocess(video);
   times.emplace_back("vae decode", clock.ms());
   return frames;

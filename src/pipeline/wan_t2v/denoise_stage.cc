@@ -52,14 +52,18 @@ Tensor denoise(const WanPipelineInfo& info, const WanT2VRequest& request, const 
 
   StageClock clock;
   const bool guidance = text.negative.defined();
+  // The embeddings in the transformer's dtype on its device once, not converted again in every forward
+  // (umT5 runs in fp32 for an fp16 transformer).
+  const Tensor prompt = text.prompt.to(settings.device).to(settings.dtype);
+  const Tensor negative = guidance ? text.negative.to(settings.device).to(settings.dtype) : Tensor();
   const int n = scheduler->num_inference_steps();
   for (int i = 0; i < n; ++i) {
     StageClock step_clock;
     const double t = scheduler->timesteps()[static_cast<std::size_t>(i)];
     const Tensor timestep = timestep_input(info, latents.shape(), t);
-    Tensor noise_pred = to_host_f32(model.forward(latents, timestep, text.prompt));
+    Tensor noise_pred = to_host_f32(model.forward(latents, timestep, prompt));
     if (guidance) {
-      const Tensor noise_uncond = to_host_f32(model.forward(latents, timestep, text.negative));
+      const Tensor noise_uncond = to_host_f32(model.forward(latents, timestep, negative));
       noise_pred = guide(noise_pred, noise_uncond, request.guidance_scale);
     }
     latents = scheduler->step(noise_pred, i, latents);

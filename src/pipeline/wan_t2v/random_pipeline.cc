@@ -68,13 +68,30 @@ void write_random_wan_pipeline(const std::string& out_dir, const RandomWanPipeli
   if (text_config.vocab_size < tokenizer.vocab_size())
     throw UserError(spec.text_encoder_config + ": vocab_size " + std::to_string(text_config.vocab_size) +
                     " is smaller than the tokenizer's " + std::to_string(tokenizer.vocab_size()));
+  if (spec.text_encoder_dtype != DType::F32 && spec.text_encoder_dtype != DType::BF16)
+    throw UserError("text encoder dtype " + std::string(dtype_name(spec.text_encoder_dtype)) + ": expected fp32 or bf16");
+  // The components must fit together; checked here too so a mismatch fails before gigabytes are written
+  // (inspect_wan_pipeline checks the written directory again at the end).
+  const WanTransformerConfig transformer_config =
+      WanTransformerConfig::from_json(read_json_file(spec.transformer_config), spec.transformer_config);
+  if (transformer_config.text_dim != text_config.d_model)
+    throw UserError(spec.transformer_config + ": text_dim " + std::to_string(transformer_config.text_dim) +
+                    " differs from the text encoder's d_model " + std::to_string(text_config.d_model) + " (" +
+                    spec.text_encoder_config + ")");
+  if (transformer_config.in_channels != vae_config.z_dim || transformer_config.out_channels != vae_config.z_dim)
+    throw UserError(spec.transformer_config + ": in_channels / out_channels " +
+                    std::to_string(transformer_config.in_channels) + " / " +
+                    std::to_string(transformer_config.out_channels) + " differ from the VAE's z_dim " +
+                    std::to_string(vae_config.z_dim) + " (" + spec.vae_config + ")");
 
   RandomCheckpointOptions transformer_options;
   transformer_options.dtype = spec.dtype;
   transformer_options.seed = spec.seed;
   write_random_checkpoint(spec.transformer_config, (out / "transformer").string(), transformer_options);
   write_random_wan_vae_decoder((out / "vae").string(), vae_config, spec.seed + 1);
-  write_random_umt5_encoder((out / "text_encoder").string(), text_config, spec.seed + 2);
+  RandomUmt5Options text_options;
+  text_options.dtype = spec.text_encoder_dtype;
+  write_random_umt5_encoder((out / "text_encoder").string(), text_config, spec.seed + 2, text_options);
   for (const char* name : {"spiece.model", "tokenizer_config.json"})
     copy_into(fs::path(spec.tokenizer_dir) / name, out / "tokenizer" / name);
   copy_into(spec.scheduler_config, out / "scheduler" / "scheduler_config.json");

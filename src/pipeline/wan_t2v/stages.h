@@ -25,7 +25,8 @@ Tensor denoise(const WanPipelineInfo& info, const WanT2VRequest& request, const 
                std::vector<Resolution>& attention, StageTimes& times);
 
 // De-normalised latents through the VAE, then diffusers' postprocess: frames [F, H, W, 3] in [0, 1].
-Tensor decode_video(const WanPipelineInfo& info, const Tensor& latents, StageTimes& times);
+Tensor decode_video(const WanPipelineInfo& info, const Tensor& latents, const WanRunSettings& settings,
+                    StageTimes& times);
 
 // The backend each role of the Wan transformer resolves to under `settings`.
 std::vector<Resolution> wan_attention_resolutions(const WanTransformerConfig& config, const WanRunSettings& settings);

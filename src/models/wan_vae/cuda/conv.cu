@@ -1,0 +1,180 @@
+// The Wan VAE decoder's convolutions through cuDNN's convolution API (legacy descriptors, 5-D NDHWC
+// float32 tensors). The decode runs the same few dozen geometries for every latent frame, so the
+// descriptors and the algorithm are made once per geometry and cached (plan once, run many).
+#include <cudnn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dattn/core/device_memory.h"
+#include "models/wan_vae/cuda/conv.h"
+#include "models/wan_vae/cuda/kernels.h"
+#include "ops/cuda/common.cuh"
+
+namespace dattn::wan_vae::gpu {
+namespace {
+
+std::string describe(const ConvGeometry& g) {
+  return "conv " + std::to_string(g.cin) + "->" + std::to_string(g.cout) + " kernel " + std::to_string(g.kt) + "x" +
+         std::to_string(g.k) + "x" + std::to_string(g.k) + " over " + std::to_string(g.frames_in) + " frames of " +
+         std::to_string(g.h) + "x" + std::to_string(g.w) + (g.tf32 ? " (tf32)" : " (fp32)");
+}
+
+void check(cudnnStatus_t s, const char* call, const ConvGeometry& g) {
+  if (s != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("wan_vae ") + describe(g) + ": " + call + " failed: " + cudnnGetErrorString(s));
+}
+#define DATTN_CUDNN(call, g) check((call), #call, (g))
+
+using Key = std::tuple<int, int, int, int, int, int, int, bool>;
+Key key_of(const ConvGeometry& g) { return {g.frames_in, g.h, g.w, g.cin, g.cout, g.kt, g.k, g.tf32}; }
+
+struct Plan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  std::size_t workspace = 0;
+  ~Plan() {
+    if (conv) cudnnDestroyConvolutionDescriptor(conv);
+    if (w) cudnnDestroyFilterDescriptor(w);
+    if (y) cudnnDestroyTensorDescriptor(y);
+    if (x) cudnnDestroyTensorDescriptor(x);
+  }
+};
+
+// Process-wide cuDNN state, on the default stream (as every other op). Never destroyed: the CUDA
+// context may be gone at exit.
+struct State {
+  cudnnHandle_t handle = nullptr;
+  std::mutex mutex;
+  std::map<Key, std::unique_ptr<Plan>> plans;
+};
+
+State& state() {
+  static State* s = [] {
+    auto* st = new State;
+    const cudnnStatus_t status = cudnnCreate(&st->handle);
+    if (status != CUDNN_STATUS_SUCCESS)
+      throw std::runtime_error(std::string("wan_vae: cudnnCreate failed: ") + cudnnGetErrorString(status) +
+                               " (is libcudnn 9 installed with all its sub-libraries, and a GPU visible?)");
+    return st;
+  }();
+  return *s;
+}
+
+// Whether an algorithm result may be used: it ran (or the heuristic says it can) and uses TF32 only
+// where allowed.
+bool acceptable(const cudnnConvolutionFwdAlgoPerf_t& p, const ConvGeometry& g) {
+  return p.status == CUDNN_STATUS_SUCCESS && (g.tf32 || p.mathType == CUDNN_FMA_MATH);
+}
+
+bool verbose() {
+  static const bool on = [] {
+    const char* v = std::getenv("DATTN_WAN_VAE_CONV_VERBOSE");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
+  auto p = std::make_unique<Plan>();
+  DATTN_CUDNN(cudnnCreateTensorDescriptor(&p->x), g);
+  DATTN_CUDNN(cudnnCreateTensorDescriptor(&p->y), g);
+  DATTN_CUDNN(cudnnCreateFilterDescriptor(&p->w), g);
+  DATTN_CUDNN(cudnnCreateConvolutionDescriptor(&p->conv), g);
+  // Dimensions are given in N, C, D, H, W order; the NHWC format makes the memory layout N, D, H, W, C
+  // (and K, T, R, S, C for the filter).
+  const int xdims[5] = {1, g.cin, g.frames_in, g.h, g.w};
+  DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, xdims), g);
+  const int wdims[5] = {g.cout, g.cin, g.kt, g.k, g.k};
+  DATTN_CUDNN(cudnnSetFilterNdDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 5, wdims), g);
+  const int pad[3] = {0, (g.k - 1) / 2, (g.k - 1) / 2}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+  DATTN_CUDNN(cudnnSetConvolutionNdDescriptor(p->conv, 3, pad, stride, dilation, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT),
+              g);
+  DATTN_CUDNN(cudnnSetConvolutionMathType(p->conv, g.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), g);
+  int ydims[5] = {};
+  DATTN_CUDNN(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 5, ydims), g);
+  const int expected[5] = {1, g.cout, g.frames_in - g.kt + 1, g.h, g.w};
+  for (int i = 0; i < 5; ++i)
+    if (ydims[i] != expected[i])
+      throw std::logic_error("wan_vae " + describe(g) + ": cuDNN output dimension " + std::to_string(i) + " is " +
+                             std::to_string(ydims[i]) + ", expected " + std::to_string(expected[i]));
+  DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, ydims), g);
+
+  // The heuristic, not cudnnFind: on the H200 with cuDNN 9.14 only IMPLICIT_PRECOMP_GEMM takes these NDHWC
+  // float32 3-D convolutions (cudnnFind measured nothing else), so timing runs would only cost time.
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> results(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  int returned = 0;
+  DATTN_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(handle, p->x, p->w, p->conv, p->y,
+                                                     static_cast<int>(results.size()), &returned, results.data()),
+              g);
+  // The list is ordered by expected speed: the first usable algorithm whose workspace fits
+  // kMaxConvWorkspaceBytes, else the usable one with the smallest workspace (some shapes, e.g. the
+  // 12-channel conv_out, have a single algorithm that needs more).
+  std::string tried;
+  int best = -1, smallest = -1;
+  std::vector<std::size_t> workspace(returned, 0);
+  for (int i = 0; i < returned; ++i) {
+    const cudnnConvolutionFwdAlgoPerf_t& r = results[i];
+    tried += " algo " + std::to_string(static_cast<int>(r.algo)) + ":" + cudnnGetErrorString(r.status) + "/" +
+             std::to_string(r.memory >> 20) + "MiB/math" + std::to_string(static_cast<int>(r.mathType));
+    if (!acceptable(r, g)) continue;
+    // Its math type set on the descriptor, the workspace query confirms the combination is supported.
+    if (cudnnSetConvolutionMathType(p->conv, r.mathType) != CUDNN_STATUS_SUCCESS ||
+        cudnnGetConvolutionForwardWorkspaceSize(handle, p->x, p->w, p->conv, p->y, r.algo, &workspace[i]) !=
+            CUDNN_STATUS_SUCCESS)
+      continue;
+    if (smallest < 0 || workspace[i] < workspace[smallest]) smallest = i;
+    if (workspace[i] <= kMaxConvWorkspaceBytes) {
+      best = i;
+      break;
+    }
+  }
+  if (best < 0) best = smallest;
+  if (best < 0)
+    throw std::runtime_error("wan_vae " + describe(g) + ": cuDNN offers no usable forward algorithm (" +
+                             std::to_string(returned) + " candidates:" + tried + ")");
+  DATTN_CUDNN(cudnnSetConvolutionMathType(p->conv, results[best].mathType), g);
+  p->algo = results[best].algo;
+  p->workspace = workspace[best];
+  if (verbose())
+    std::fprintf(stderr, "[wan_vae cudnn] %s: algo %d math %d workspace %zu MiB;%s\n", describe(g).c_str(),
+                 static_cast<int>(p->algo), static_cast<int>(results[best].mathType), p->workspace >> 20,
+                 tried.c_str());
+  return p;
+}
+
+}  // namespace
+
+void conv3d(const ConvGeometry& g, const float* x, const float* weight, const float* bias, float* y) {
+  State& s = state();
+  Plan* plan = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.plans.find(key_of(g));
+    if (it == s.plans.end()) it = s.plans.emplace(key_of(g), make_plan(s.handle, g)).first;
+    plan = it->second.get();  // plans are never erased
+  }
+  DeviceBuffer workspace(plan->workspace);  // stream-ordered pool: freed for reuse once the conv is queued
+  const float one = 1.0f, zero = 0.0f;
+  DATTN_CUDNN(cudnnConvolutionForward(s.handle, &one, plan->x, x, plan->w, weight, plan->conv, plan->algo,
+                                      workspace.get(), plan->workspace, &zero, plan->y, y),
+              g);
+  if (bias) add_bias(y, bias, static_cast<i64>(g.frames_in - g.kt + 1) * g.h * g.w, g.cout);
+}
+
+std::size_t conv_plan_count() {
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  return s.plans.size();
+}
+
+}  // namespace dattn::wan_vae::gpu

@@ -1,0 +1,72 @@
+// The Wan VAE's channel RMS norm (+ SiLU) on channels-last frames: one warp per pixel, whose channels are
+// contiguous, so the sum of squares is a warp reduction and every load is coalesced.
+#include "models/wan_vae/cuda/kernels.h"
+#include "ops/cuda/common.cuh"
+
+namespace dattn::wan_vae::gpu {
+namespace {
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// F.normalize's max(norm, eps) written as the CPU's std::max, so that a NaN norm stays NaN.
+__device__ __forceinline__ float inv_norm(float sum_sq) {
+  const float n = sqrtf(sum_sq);
+  return 1.0f / (n < 1e-12f ? 1e-12f : n);
+}
+
+__device__ __forceinline__ float finish(float v, bool silu) { return silu ? v / (1.0f + expf(-v)) : v; }
+
+// c % 4 == 0: float4 access (pixel rows then start on 16-byte boundaries).
+__global__ void rms_norm_vec4(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
+  const int lane = threadIdx.x % 32, c4 = c / 4;
+  const i64 warps = i64{gridDim.x} * blockDim.x / 32;
+  for (i64 p = (i64{blockIdx.x} * blockDim.x + threadIdx.x) / 32; p < pixels; p += warps) {
+    const float4* xp = reinterpret_cast<const float4*>(x + p * c);
+    float s = 0.0f;
+    for (int i = lane; i < c4; i += 32) {
+      const float4 v = xp[i];
+      s += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+    const float inv = inv_norm(warp_sum(s));
+    float4* yp = reinterpret_cast<float4*>(y + p * c);
+    const float4* g = reinterpret_cast<const float4*>(gain);
+    for (int i = lane; i < c4; i += 32) {
+      const float4 v = xp[i], gi = g[i];
+      yp[i] = make_float4(finish(v.x * inv * gi.x, silu), finish(v.y * inv * gi.y, silu),
+                          finish(v.z * inv * gi.z, silu), finish(v.w * inv * gi.w, silu));
+    }
+  }
+}
+
+__global__ void rms_norm_scalar(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
+  const int lane = threadIdx.x % 32;
+  const i64 warps = i64{gridDim.x} * blockDim.x / 32;
+  for (i64 p = (i64{blockIdx.x} * blockDim.x + threadIdx.x) / 32; p < pixels; p += warps) {
+    const float* xp = x + p * c;
+    float s = 0.0f;
+    for (int i = lane; i < c; i += 32) s += xp[i] * xp[i];
+    const float inv = inv_norm(warp_sum(s));
+    for (int i = lane; i < c; i += 32) y[p * c + i] = finish(xp[i] * inv * gain[i], silu);
+  }
+}
+
+}  // namespace
+
+void rms_norm(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
+  if (pixels == 0 || c == 0) return;
+  constexpr int kThreads = 256;
+  const unsigned blocks = ops::cuda::grid_for(pixels * 32, kThreads);
+  const bool vec = c % 4 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
+                   reinterpret_cast<std::uintptr_t>(y) % 16 == 0 && reinterpret_cast<std::uintptr_t>(gain) % 16 == 0;
+  if (vec)
+    rms_norm_vec4<<<blocks, kThreads>>>(x, y, gain, pixels, c, silu);
+  else
+    rms_norm_scalar<<<blocks, kThreads>>>(x, y, gain, pixels, c, silu);
+  ops::cuda::check_launch("wan_vae rms_norm");
+}
+
+}  // namespace dattn::wan_vae::gpu

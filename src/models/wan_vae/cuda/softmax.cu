@@ -1,0 +1,53 @@
+// Row softmax of the Wan VAE's mid-block attention scores (single head over the pixels of a frame, rows
+// of a few thousand keys): one block per row, three passes over the row, which stays in L1/L2.
+#include <cfloat>
+
+#include "models/wan_vae/cuda/kernels.h"
+#include "ops/cuda/common.cuh"
+
+namespace dattn::wan_vae::gpu {
+namespace {
+
+__device__ __forceinline__ float block_max(float v, float* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : -FLT_MAX;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__global__ void softmax_kernel(float* s, i64 rows, i64 cols, float scale) {
+  __shared__ float scratch[32];
+  for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    float* row = s + r * cols;
+    float m = -FLT_MAX;
+    for (i64 j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, row[j] * scale);
+    m = block_max(m, scratch);
+    float sum = 0.0f;
+    for (i64 j = threadIdx.x; j < cols; j += blockDim.x) {
+      const float e = expf(row[j] * scale - m);
+      row[j] = e;
+      sum += e;
+    }
+    const float inv = 1.0f / ops::cuda::block_sum(sum, scratch);
+    for (i64 j = threadIdx.x; j < cols; j += blockDim.x) row[j] *= inv;
+    __syncthreads();  // scratch is reused by the next row's reductions
+  }
+}
+
+}  // namespace
+
+void softmax_rows(float* s, i64 rows, i64 cols, float scale) {
+  if (rows == 0 || cols == 0) return;
+  constexpr int kThreads = 512;
+  const unsigned blocks = static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
+  softmax_kernel<<<blocks, kThreads>>>(s, rows, cols, scale);
+  ops::cuda::check_launch("wan_vae attention softmax");
+}
+
+}  // namespace dattn::wan_vae::gpu

@@ -1,0 +1,35 @@
+// The last step of the Wan VAE decode on CUDA: a decoded chunk (channels-last, patch channels) written
+// into the [B, C, T, H, W] video, undoing diffusers' patchify and clamping to [-1, 1].
+#include "models/wan_vae/cuda/kernels.h"
+#include "ops/cuda/common.cuh"
+
+namespace dattn::wan_vae::gpu {
+namespace {
+
+// One thread per output element, consecutive threads along the video's width (coalesced stores).
+__global__ void unpatchify_kernel(const float* chunk, float* video, i64 n, i64 h, i64 w, int patch, i64 channels,
+                                  i64 frames, i64 b, i64 t0) {
+  const i64 vh = h * patch, vw = w * patch, cpp = channels * patch * patch;
+  const i64 total = channels * n * vh * vw;
+  for (i64 i = i64{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += i64{gridDim.x} * blockDim.x) {
+    const i64 X = i % vw, Y = i / vw % vh, f = i / (vw * vh) % n, c = i / (vw * vh * n);
+    const i64 pa = X % patch, pb = Y % patch;
+    const float v = chunk[((f * h + Y / patch) * w + X / patch) * cpp + c * patch * patch + pa * patch + pb];
+    // std::clamp's comparisons, so that a NaN stays NaN (fminf/fmaxf would hide it).
+    video[(((b * channels + c) * frames + t0 + f) * vh + Y) * vw + X] = v < -1.0f ? -1.0f : (1.0f < v ? 1.0f : v);
+  }
+}
+
+}  // namespace
+
+void unpatchify_clamp(const float* chunk, float* video, i64 n, i64 h, i64 w, int patch, i64 channels, i64 frames,
+                      i64 b, i64 t0) {
+  const i64 total = channels * n * h * patch * w * patch;
+  if (total == 0) return;
+  constexpr int kThreads = 256;
+  unpatchify_kernel<<<ops::cuda::grid_for(total, kThreads), kThreads>>>(chunk, video, n, h, w, patch, channels, frames,
+                                                                        b, t0);
+  ops::cuda::check_launch("wan_vae unpatchify");
+}
+
+}  // namespace dattn::wan_vae::gpu

@@ -1,0 +1,49 @@
+#pragma once
+// Peak memory per pipeline stage: host resident set (VmHWM, reset between stages through
+// /proc/self/clear_refs) and device memory held by dattn tensors (DeviceBuffer's high-water mark).
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "dattn/core/device_memory.h"
+#include "dattn/pipeline/wan_t2v.h"
+
+namespace dattn::wan_t2v {
+
+// VmHWM in bytes, -1 when /proc is not there.
+inline std::int64_t host_peak_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) {
+      std::istringstream in(line.substr(6));
+      std::int64_t kib = -1;
+      in >> kib;
+      return kib < 0 ? -1 : kib * 1024;
+    }
+  return -1;
+}
+
+// Starts a stage: the host peak is reset to the current RSS ("5" to clear_refs, Linux >= 4.0; where
+// that is refused the peak stays cumulative, still an upper bound) and so is the device peak.
+class StageMemoryScope {
+ public:
+  StageMemoryScope(std::string stage, Device device) : stage_(std::move(stage)), device_(device) {
+    std::ofstream("/proc/self/clear_refs") << "5";
+    if (device_ == Device::CUDA) reset_device_peak();
+  }
+  StageMemory finish() const {
+    StageMemory m;
+    m.stage = stage_;
+    m.peak_host_bytes = host_peak_bytes();
+    if (device_ == Device::CUDA) m.peak_device_bytes = static_cast<std::int64_t>(device_bytes_peak());
+    return m;
+  }
+
+ private:
+  std::string stage_;
+  Device device_;
+};
+
+}  // namespace dattn::wan_t2v
