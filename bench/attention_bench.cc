@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attention/backends/sage_attn/cuda_entry.h"
+#include "attention/backends/sparse_block/cuda_entry.h"
 #include "dattn/attention/backend.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/attention/reference.h"
@@ -53,6 +54,8 @@ struct Options {
   double scale = 1;
   bool check = false;
   unsigned seed = 1;
+  std::string sparse_densities = "1,0.5,0.25,0.1";  // one SPARSE_BLOCK row per density
+  int sparse_block_size = 128;
 };
 
 std::string fmt(double v, const char* f) {
@@ -142,11 +145,20 @@ class Bench {
     int rc = 0;
     for (const AnchorShape& a : shapes) {
       for (const AttentionBackend* b : backends) {
-        Row r = run_shape_backend(a, *b);
-        if (r.status.rfind("error", 0) == 0 || (r.err && r.err->nonfinite)) rc = 1;
-        print(r);
-        rows_.push_back(std::move(r));
-        write_json();
+        for (const auto& [label, extra] : extras_for(*b)) {
+          Row r = run_shape_backend(a, *b, label, extra);
+          if (r.status.rfind("error", 0) == 0 || (r.err && r.err->nonfinite)) rc = 1;
+          print(r);
+          rows_.push_back(std::move(r));
+          write_json();
+        }
+        if (b->name() == "SPARSE_BLOCK" && device_ == Device::CUDA) {
+          Row m = run_sparse_mask(a);
+          if (m.status.rfind("error", 0) == 0) rc = 1;
+          print(m);
+          rows_.push_back(std::move(m));
+          write_json();
+        }
         if (b->name() == "SAGE_ATTN" && device_ == Device::CUDA) {
           Row q = run_sage_quant(a);
           if (q.status.rfind("error", 0) == 0) rc = 1;
@@ -178,6 +190,18 @@ class Bench {
     if (out.empty())
       throw UserError("no dattn backend is available on " + std::string(device_name(device_)) +
                       " (reasons above); name some with --backends to get one row each saying why");
+    return out;
+  }
+
+  // The (row label, extra) pairs a backend is timed with: its defaults, or for SPARSE_BLOCK one row
+  // "SPARSE_BLOCK d=<density>" per --sparse-densities value at --sparse-block-size.
+  std::vector<std::pair<std::string, nlohmann::json>> extras_for(const AttentionBackend& b) const {
+    if (b.name() != "SPARSE_BLOCK") return {{std::string(b.name()), extra_with_defaults(b, nlohmann::json::object())}};
+    std::vector<std::pair<std::string, nlohmann::json>> out;
+    for (const std::string& d : split(o_.sparse_densities)) {
+      const nlohmann::json given{{"density", std::stod(d)}, {"block_size", o_.sparse_block_size}};
+      out.emplace_back("SPARSE_BLOCK d=" + d, extra_with_defaults(b, given));
+    }
     return out;
   }
 
@@ -233,12 +257,13 @@ class Bench {
   }
 
   // Runs the backend once on set 0 and returns its output on the host.
-  std::vector<std::uint8_t> output_once(const AttentionBackend& b, const AttentionShape& s) {
+  std::vector<std::uint8_t> output_once(const AttentionBackend& b, const AttentionShape& s,
+                                        const nlohmann::json& extra) {
     Buffers& bf = buffers(s);
     AttentionProblem p = bf.problem(s, 0, device_);
     if (device_ == Device::CUDA) bf.dout[0].fill(0xFF);
     else std::fill(bf.hout.begin(), bf.hout.end(), 0xFF);
-    run_attention(b, p, extra_with_defaults(b, nlohmann::json::object()), device_);
+    run_attention(b, p, extra, device_);
     if (device_ == Device::CPU) return bf.hout;
     check_device(std::string(b.name()).c_str());
     std::vector<std::uint8_t> out(bf.dout[0].bytes());
@@ -248,8 +273,9 @@ class Bench {
 
   // The backend's error against the shape's reference (computed once per shape); nullopt, with r.ref
   // saying why, when there is none.
-  std::optional<ErrorStats> check(const AttentionBackend& b, const AttentionShape& s, Row& r) {
-    const std::vector<std::uint8_t> got = output_once(b, s);
+  std::optional<ErrorStats> check(const AttentionBackend& b, const AttentionShape& s, const nlohmann::json& extra,
+                                  Row& r) {
+    const std::vector<std::uint8_t> got = output_once(b, s, extra);
     const AttentionBackend& sdpa = backend_by_name("TORCH_SDPA");
     const bool f64 = f64_reference_ok(s);
     if (!f64 && &b == &sdpa) return r.ref = "self (is the reference)", std::nullopt;
@@ -262,7 +288,7 @@ class Bench {
       } else if (Support sp = sdpa.supports(s, device_); !sp.ok) {
         ref_note_ = "none: TORCH_SDPA " + sp.reason;
       } else {
-        const std::vector<std::uint8_t> out = output_once(sdpa, s);
+        const std::vector<std::uint8_t> out = output_once(sdpa, s, extra_with_defaults(sdpa, nlohmann::json::object()));
         std::vector<double>& ref = ref_.emplace(out.size() / dtype_size(s.dtype));
         to_f64(out.data(), s.dtype, ref.data(), ref.size());
       }
@@ -272,22 +298,22 @@ class Bench {
     return compare_to(got, s.dtype, *ref_);
   }
 
-  Row run_shape_backend(const AnchorShape& a, const AttentionBackend& b) {
+  Row run_shape_backend(const AnchorShape& a, const AttentionBackend& b, const std::string& label,
+                        const nlohmann::json& extra) {
     Row r;
-    r.shape = a.name, r.backend = std::string(b.name());
+    r.shape = a.name, r.backend = label;
     r.dims = dims_of(a, dtype_for(b));
     r.dtype = std::string(dtype_name(r.dims.dtype));
     if (Support sp = b.supports(r.dims, device_); !sp.ok) return r.status = "unsupported: " + sp.reason, r;
     try {
       Buffers& bf = buffers(r.dims);
       r.sets = bf.sets;
-      const nlohmann::json extra = extra_with_defaults(b, nlohmann::json::object());
       std::vector<AttentionProblem> ps;
       for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
       ps[0].validate();
       // Timed calls go straight to run() (checked above): run_attention's host-side checks stay out.
       time_calls(r, [&](int i) { b.run(ps[i % bf.sets], extra, device_); });
-      if (o_.check) r.err = check(b, r.dims, r);
+      if (o_.check) r.err = check(b, r.dims, extra, r);
     } catch (const std::exception& e) {
       r.status = std::string("error: ") + e.what();
     }
@@ -335,8 +361,30 @@ class Bench {
     return r;
   }
 
+  // SPARSE_BLOCK's mask estimation alone (pool, score, select on the GPU), as row "SPARSE_MASK"
+  // (density --sparse-densities' first value; the selection sorts every row whatever the density).
+  Row run_sparse_mask(const AnchorShape& a) {
+    Row r;
+    r.shape = a.name, r.backend = "SPARSE_MASK";
+    r.dims = dims_of(a, DType::BF16);
+    r.dtype = "bf16";
+    try {
+      Buffers& bf = buffers(r.dims);
+      r.sets = bf.sets;
+      std::vector<AttentionProblem> ps;
+      for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
+      sparse::BlockMaskOptions options;
+      options.block_size = o_.sparse_block_size;
+      options.density = std::stod(split(o_.sparse_densities).at(0));
+      time_calls(r, [&](int i) { sparse::estimate_block_mask_only_cuda_entry(ps[i % bf.sets], options); });
+    } catch (const std::exception& e) {
+      r.status = std::string("error: ") + e.what();
+    }
+    return r;
+  }
+
   void header() const {
-    std::printf("%-15s %-27s %-12s %-5s %10s %9s", "shape", "B,H,Sq,Sk,D", "backend", "dtype", "median_ms", "TFLOP/s");
+    std::printf("%-15s %-27s %-18s %-5s %10s %9s", "shape", "B,H,Sq,Sk,D", "backend", "dtype", "median_ms", "TFLOP/s");
     if (o_.check) std::printf(" %10s %10s %9s  %-10s", "rel_l2", "rel_l1", "cosine", "ref");
     std::printf("  status\n");
   }
@@ -346,7 +394,7 @@ class Bench {
     const std::string dims = std::to_string(d.batch) + "," + std::to_string(d.heads_q) + "," + std::to_string(d.seq_q) +
                              "," + std::to_string(d.seq_k) + "," + std::to_string(d.head_dim);
     const bool ok = r.status == "ok";
-    std::printf("%-15s %-27s %-12s %-5s %10s %9s", r.shape.c_str(), dims.c_str(), r.backend.c_str(), r.dtype.c_str(),
+    std::printf("%-15s %-27s %-18s %-5s %10s %9s", r.shape.c_str(), dims.c_str(), r.backend.c_str(), r.dtype.c_str(),
                 ok ? fmt(r.median_ms, "%.3f").c_str() : "-", ok ? fmt(r.tflops, r.tflops >= 10 ? "%.1f" : "%.3g").c_str() : "-");
     if (o_.check)
       std::printf(" %10s %10s %9s  %-10s", r.err ? fmt(r.err->rel_l2, "%.2e").c_str() : "-",
@@ -412,6 +460,10 @@ int main(int argc, char** argv) {
   app.add_option("--scale", o.scale, "SMOKE RUNS ONLY: divide Sq and Sk by F (numbers not comparable to the anchors)")
       ->capture_default_str()->check(CLI::Range(1.0, 1e9))->type_name("F");
   app.add_option("--seed", o.seed, "seed of the random normal inputs")->capture_default_str();
+  app.add_option("--sparse-densities", o.sparse_densities, "SPARSE_BLOCK: one row per density (comma-separated)")
+      ->capture_default_str();
+  app.add_option("--sparse-block-size", o.sparse_block_size, "SPARSE_BLOCK: block_size of its rows (64 or 128)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   try {
     const auto device = parse_device(o.device);

@@ -12,8 +12,10 @@ if(NOT _dattn_cuda STREQUAL "off")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     enable_language(CUDA)
-    # CMake 3.25 does not know nvcc's C++20 flag; it is passed by hand (see DATTN_CUDA_FLAGS).
-    set(CMAKE_CUDA_STANDARD 17)
+    # C++20 as for the host code. CMake 3.25 does not know nvcc's C++20 flag: teach it.
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION -std=c++20)
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION -std=c++20)
+    set(CMAKE_CUDA_STANDARD 20)
     set(DATTN_CUDA_FLAGS --expt-relaxed-constexpr)
     # Static runtime so a binary built here runs on the GPU machine (see docs/gpu.md).
     set(CMAKE_CUDA_RUNTIME_LIBRARY Static)

@@ -93,6 +93,26 @@ def dims_text(d):
     return "(%s)" % ", ".join(str(x) for x in d)
 
 
+def sparse_budget_rows(rows):
+    """Per shape and 'SPARSE_BLOCK d=<x>' row: the issue's time budget from FLASH_ATTN and SPARSE_MASK
+    measured on the same shape in the same run."""
+    by_shape = {}
+    for r in rows:
+        if r.get("status") == "ok" and finite(r.get("median_ms")):
+            by_shape.setdefault(r.get("shape"), {})[r.get("backend")] = r["median_ms"]
+    out = []
+    for shape, ms in by_shape.items():
+        dense, mask = ms.get("FLASH_ATTN"), ms.get("SPARSE_MASK")
+        for backend, t in ms.items():
+            if not backend.startswith("SPARSE_BLOCK d=") or dense is None or mask is None:
+                continue
+            d = float(backend.split("=", 1)[1])
+            budget = 1.15 * (d * dense + mask)
+            out.append([cell(shape), "%g" % d, "%.3f" % t, "%.3f" % dense, "%.3f" % mask, "%.3f" % budget,
+                        "%.2f" % (t / budget), "%.2fx" % (dense / t)])
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dattn", help="dattn_attention_bench --json output")
@@ -193,6 +213,17 @@ def main(argv=None):
                      num(r.get("rel_l2"), "%.2e"), num(r.get("rel_l1"), "%.2e"), num(r.get("cosine"), "%.5f"),
                      cell(note)]
             w("| " + " | ".join(cells) + " |")
+        w("")
+
+    sparse = sparse_budget_rows(dattn.get("rows", []) if dattn else [])
+    if sparse:
+        w("SPARSE_BLOCK against its target (issue: time <= 1.15 x (density x FLASH_ATTN dense + SPARSE_MASK)):")
+        w("")
+        w("| shape | density | SPARSE_BLOCK ms | FLASH_ATTN ms | SPARSE_MASK ms | budget ms | time / budget "
+          "| speed-up vs dense |")
+        w("|---|--:|--:|--:|--:|--:|--:|--:|")
+        for row in sparse:
+            w("| " + " | ".join(row) + " |")
         w("")
 
     if trows:

@@ -1,6 +1,6 @@
 // SPARSE_BLOCK: block-sparse attention. The block mask is estimated per call from mean-pooled Q and K
-// (block_mask.cc); exact attention then runs over the kept (query block, key block) pairs only, on the
-// FLASH_ATTN core.
+// (block_mask.cc; on CUDA cuda/block_mask_cuda.cu, the same mask); exact attention then runs over the
+// kept (query block, key block) pairs only, on the FLASH_ATTN core (CPU) or kernels (CUDA).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -10,6 +10,9 @@
 #include "attention/backends/surface_checks.h"
 #include "attention/backends/flash_attn/cpu_flash.h"
 #include "attention/backends/sparse_block/block_mask.h"
+#ifdef DATTN_WITH_CUDA
+#include "attention/backends/sparse_block/cuda/sparse_cuda.h"
+#endif
 #include "dattn/core/error.h"
 
 namespace dattn {
@@ -50,6 +53,12 @@ class SparseBlockBackend final : public AttentionBackend {
   bool lossy() const override { return true; }
 
   Support supports(const AttentionShape& shape, Device device) const override {
+#ifdef DATTN_WITH_CUDA
+    if (device == Device::CUDA) {
+      if (auto no = cuda_unusable()) return *no;
+      return sparse::sparse_cuda_supports(shape, cuda_compute_capability());
+    }
+#endif
     if (auto no = refuse_dtype(surface(device), shape.dtype)) return *no;
     if (shape.head_dim <= 0) return Support::no("head_dim " + std::to_string(shape.head_dim) + " is not positive");
     if (auto no = refuse_general_mask(shape)) return *no;
@@ -57,9 +66,9 @@ class SparseBlockBackend final : public AttentionBackend {
     return Support::yes();
   }
 
-  // The spec's surface: fp32 on CPU, bf16/fp16 for the CUDA kernel to come.
+  // The spec's surface: fp32 on CPU; bf16/fp16 on CUDA (the FLASH_ATTN kernels' head dims).
   SupportSurface surface(Device device) const override {
-    if (device == Device::CUDA) return {{DType::BF16, DType::F16}, "any", "key padding"};
+    if (device == Device::CUDA) return {{DType::BF16, DType::F16}, "32, 64, 128", "key padding"};
     return {{DType::F32}, "any", "key padding"};
   }
 
@@ -89,9 +98,15 @@ class SparseBlockBackend final : public AttentionBackend {
   }
 
   void run(const AttentionProblem& problem, const json& extra, Device device) const override {
-    if (device != Device::CPU)
-      throw UserError("SPARSE_BLOCK cannot run on cuda: " + cuda_kernel_missing(name()).reason);
     const sparse::BlockMaskOptions options = mask_options(extra);
+    if (device == Device::CUDA) {
+#ifdef DATTN_WITH_CUDA
+      sparse::sparse_block_cuda(problem, options);
+      return;
+#else
+      throw UserError("SPARSE_BLOCK cannot run on cuda: " + cuda_kernel_missing(name()).reason);
+#endif
+    }
     sparse::BlockMask mask = sparse::estimate_block_mask(problem, options);
     // Visit kept blocks in ascending key order, as a dense kernel would; density 1 then repeats
     // FLASH_ATTN's sequence of online-softmax steps.

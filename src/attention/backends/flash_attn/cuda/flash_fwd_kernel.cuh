@@ -36,6 +36,16 @@ struct FlashParams {
   float scale_log2 = 1;                    // softmax scale * log2(e), nonzero: the softmax runs on exp2
 };
 
+// SPARSE_BLOCK: the kept key blocks of each (b, h, query block), as in sparse::DeviceKeyBlocks. A type of
+// its own so that the dense kernel's parameters (and code) stay as they are.
+struct FlashSparseParams : FlashParams {
+  const int* blocks = nullptr;  // row r at blocks + r * key_blocks: counts[r] ascending key block indices
+  const int* counts = nullptr;  // r = (b * heads_q + h) * query_blocks + qb
+  int query_blocks = 0, key_blocks = 0;
+};
+template <int kSparseBlock>
+using KernelParams = std::conditional_t<kSparseBlock == 0, FlashParams, FlashSparseParams>;
+
 // Tile shape of one instantiation. Shared memory: [K0][V0][K1][V1] (kBlockN rows each), Q, then one
 // validity byte per key of each buffer. Rows are padded by 16 bytes so that the 8 rows one ldmatrix
 // phase reads start in 8 different 4-bank groups (conflict-free for every head dim, no swizzle).
@@ -218,11 +228,18 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kMTiles][Cfg::kBl
   }
 }
 
-template <class Cfg>
+// kSparseBlock = 0: dense, the CTA visits every key tile in order. 64 or 128 (SPARSE_BLOCK's block size):
+// the CTA's query tile lies inside one query block, and it visits only the key tiles of that block's
+// kept key blocks, ascending (kSparseBlock / kBlockN consecutive tiles per block).
+template <class Cfg, int kSparseBlock = 0>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
-    flash_fwd_kernel(const __grid_constant__ FlashParams p) {
+    flash_fwd_kernel(const __grid_constant__ KernelParams<kSparseBlock> p) {
   using T = typename Cfg::T;
   constexpr int D = Cfg::kHeadDim, BM = Cfg::kBlockM, BN = Cfg::kBlockN, MT = Cfg::kMTiles, ST = Cfg::kStride;
+  constexpr bool kSparse = kSparseBlock != 0;
+  constexpr int TPB = kSparse ? kSparseBlock / BN : 1;  // key tiles per kept block
+  static_assert(!kSparse || (kSparseBlock % BM == 0 && kSparseBlock % BN == 0),
+                "a query tile lies in one query block; a key block is whole key tiles");
   constexpr int NT = BN / 8;   // 8-key column tiles of S per m-tile
   constexpr int DT = D / 8;    // 8-wide column tiles of O
   constexpr int KS = D / 16;   // k-slices of Q K^T
@@ -245,7 +262,32 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const std::int64_t q_stride = p.q_stride, kv_stride = p.kv_stride;
   const std::int64_t q_off = (std::int64_t(b) * p.seq_q + m0) * q_stride + std::int64_t(h) * D;
   const int q_rows = min(BM, p.seq_q - m0);
-  const int n_tiles = (kv_len + BN - 1) / BN;
+
+  // Sparse: this CTA's list of kept blocks (recomputed from %ctaid where used, like the K/V offsets).
+  auto list_row = [&]() -> std::int64_t {
+    if constexpr (kSparse) {
+      const int qb = int(ptx::ctaid<0>()) * BM / kSparseBlock;
+      return (std::int64_t(ptx::ctaid<2>()) * p.heads_q + int(ptx::ctaid<1>())) * p.query_blocks + qb;
+    } else {
+      return 0;
+    }
+  };
+  // Step w of the key-tile walk visits key tile tile(w): w itself when dense, else tile w % TPB of the
+  // (w / TPB)-th kept block.
+  auto tile = [&](int w) {
+    if constexpr (kSparse) return p.blocks[list_row() * p.key_blocks + w / TPB] * TPB + w % TPB;
+    else return w;
+  };
+  int n_tiles = (kv_len + BN - 1) / BN;  // steps of the walk
+  if constexpr (kSparse) {
+    // Every tile of every kept block, except those that start at or past kv_len (blocks ascend, so only
+    // trailing blocks lie wholly past it, and only the last remaining one can end past it).
+    const std::int64_t r = list_row();
+    const int* list = p.blocks + r * p.key_blocks;
+    int nb = min(p.counts[r], p.key_blocks);
+    while (nb > 0 && list[nb - 1] * kSparseBlock >= kv_len) --nb;
+    n_tiles = nb == 0 ? 0 : (nb - 1) * TPB + min(TPB, (kv_len - list[nb - 1] * kSparseBlock + BN - 1) / BN);
+  }
 
   // This thread's rows: warp_row + mt*16 + g (+8); its columns 2t, 2t+1 of every 8-wide tile.
   const int warp_row = warp * MT * 16, g = lane / 4, t = lane % 4;
@@ -278,10 +320,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   if (n_tiles > 0) {
     // Groups in flight: {Q, K0}, {V0}; then per tile one K group and one V group, so wait_group<1>
     // always means "everything but the newest group has landed".
+    // The walk's current and next tiles, carried so that the list reads overlap the math (sparse only).
+    int n_cur = tile(0), n_nxt = n_tiles > 1 ? tile(1) : 0;
     load_rows<Cfg, BM>(s_q, static_cast<const T*>(p.q) + q_off, q_stride, [&](int r) { return r < q_rows; });
-    issue(true, 0, 0);
+    issue(true, n_cur, 0);
     ptx::cp_async_commit();
-    issue(false, 0, 0);
+    issue(false, n_cur, 0);
     ptx::cp_async_commit();
 
     std::uint32_t qf[Cfg::kQInRegs ? MT : 1][Cfg::kQInRegs ? KS : 1][4];
@@ -295,12 +339,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
           ptx::ldmatrix_x4(qf[mt][ks], s_q + a_lane + ((warp_row + mt * 16) * ST + ks * 16) * ES);
     }
 
-    for (int n = 0; n < n_tiles; ++n) {
-      const int buf = n & 1;
-      // K(n) landed; all warps are done with tile n-1 (and Q's shared memory): refill buffer buf^1.
+    for (int w = 0; w < n_tiles; ++w) {
+      const int n = kSparse ? n_cur : w, n_next = kSparse ? n_nxt : w + 1;  // key tiles of steps w, w+1
+      const int buf = w & 1;
+      // K(n) landed; all warps are done with the previous tile (and Q's shared memory): refill buf^1.
       ptx::cp_async_wait<1>();
       __syncthreads();
-      if (n + 1 < n_tiles) issue(true, n + 1, buf ^ 1);
+      if (w + 1 < n_tiles) issue(true, n_next, buf ^ 1);
       ptx::cp_async_commit();
 
       // S = Q K^T, 16*MT rows x BN keys per warp.
@@ -348,11 +393,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
           pa[kk][mt][3] = ptx::pack<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
         }
 
-      // V(n) landed (K(n+1) may still be in flight); buffer buf^1's V is free since the barrier above.
+      // V(n) landed (K(n_next) may still be in flight); buffer buf^1's V is free since the barrier above.
       ptx::cp_async_wait<1>();
       __syncthreads();
-      if (n + 1 < n_tiles) issue(false, n + 1, buf ^ 1);
+      if (w + 1 < n_tiles) issue(false, n_next, buf ^ 1);
       ptx::cp_async_commit();
+      if constexpr (kSparse) {  // read the tile after next while P V runs
+        n_cur = n_nxt;
+        if (w + 2 < n_tiles) n_nxt = tile(w + 2);
+      }
 
 #pragma unroll  // O += P V
       for (int kk = 0; kk < BN / 16; ++kk) {

@@ -19,8 +19,19 @@ bool flash_hopper_supports(const AttentionShape& shape, int cc);
 // scale is positive and the pointers are 16-byte aligned; DATTN_FLASH_KERNEL overrides (see above).
 bool flash_hopper_handles(const AttentionProblem& problem);
 
+// Block-sparse work (SPARSE_BLOCK): per work tile of 128 query rows, row r = (b * Hq + h) *
+// ceil(Sq / 128) + m_block, counts[r] key-tile entries at entries[r * stride ...] in ascending tile
+// order, each a 128-key tile index with the 64-key halves hidden per consumer warpgroup (hopper::
+// KeyTileEntry in flash_hopper_config.cuh). Device memory.
+struct HopperTileLists {
+  const int* entries = nullptr;
+  const int* counts = nullptr;
+  int stride = 0;
+};
+
 // Runs a validated problem that flash_hopper_supports accepted; device pointers, asynchronous on
-// problem.stream. Throws std::runtime_error on a CUDA or driver failure.
-void flash_attention_hopper(const AttentionProblem& problem);
+// problem.stream. With `lists`, only the listed key tiles (exact attention over their unhidden keys).
+// Throws std::runtime_error on a CUDA or driver failure.
+void flash_attention_hopper(const AttentionProblem& problem, const HopperTileLists* lists = nullptr);
 
 }  // namespace dattn::flash

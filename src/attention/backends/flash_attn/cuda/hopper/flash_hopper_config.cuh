@@ -25,6 +25,23 @@ struct HopperParams {
   int total_tiles = 0;  // m_blocks * heads_q * batch
   float scale_log2 = 0;  // softmax scale * log2(e), > 0
   float rescale_threshold = 8.f;  // log2 units; see softmax_tile
+  // Block-sparse (SPARSE_BLOCK; unused by the dense kernel): work tile row r = (b * heads_q + hq) *
+  // m_blocks + m_block visits tile_counts[r] key tiles, tile_entries[r * tile_stride ...] in ascending
+  // order, each entry a KeyTileEntry.
+  const int* tile_entries = nullptr;
+  const int* tile_counts = nullptr;
+  int tile_stride = 0;
+};
+
+// One entry of a sparse work tile's key-tile list: the 128-key tile index in the low 24 bits, and in
+// bits 24..27 the 64-key halves hidden from consumer warpgroup 0 (bits 24, 25: low and high half) and
+// warpgroup 1 (bits 26, 27). Halves are hidden only with 64-row blocks, where each warpgroup's 64 rows
+// are one query block with its own kept key blocks; 0 hides nothing (128-row blocks).
+struct KeyTileEntry {
+  static constexpr int kTileBits = 24, kTileMask = (1 << kTileBits) - 1;
+  __host__ __device__ static constexpr int make(int tile, int hidden) { return tile | (hidden << kTileBits); }
+  __device__ static int tile(int e) { return e & kTileMask; }
+  __device__ static int hidden(int e, int cw) { return (e >> (kTileBits + 2 * cw)) & 3; }
 };
 
 template <int kHeadDim_>

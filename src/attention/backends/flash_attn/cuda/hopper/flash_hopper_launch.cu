@@ -102,23 +102,23 @@ int sm_count() {
   return n;
 }
 
-template <int kHeadDim, bool kFp16, bool kPingPong>
+template <int kHeadDim, bool kFp16, bool kPingPong, bool kSparse>
 void launch(const HopperParams& params, dim3 grid, cudaStream_t stream) {
   using Cfg = HopperConfig<kHeadDim>;
-  const auto kernel = hopper::flash_hopper_kernel<kHeadDim, kFp16, kPingPong>;
+  const auto kernel = hopper::flash_hopper_kernel<kHeadDim, kFp16, kPingPong, kSparse>;
   DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   DATTN_CUDA_CHECK(cudaGetLastError());
 }
 
-template <int kHeadDim>
+template <int kHeadDim, bool kSparse>
 void launch_dim(const HopperParams& params, dim3 grid, cudaStream_t stream, bool fp16) {
   if (fp16)
-    pingpong() ? launch<kHeadDim, true, true>(params, grid, stream)
-               : launch<kHeadDim, true, false>(params, grid, stream);
+    pingpong() ? launch<kHeadDim, true, true, kSparse>(params, grid, stream)
+               : launch<kHeadDim, true, false, kSparse>(params, grid, stream);
   else
-    pingpong() ? launch<kHeadDim, false, true>(params, grid, stream)
-               : launch<kHeadDim, false, false>(params, grid, stream);
+    pingpong() ? launch<kHeadDim, false, true, kSparse>(params, grid, stream)
+               : launch<kHeadDim, false, false, kSparse>(params, grid, stream);
 }
 
 }  // namespace
@@ -151,7 +151,7 @@ bool flash_hopper_handles(const AttentionProblem& problem) {
   return ok;
 }
 
-void flash_attention_hopper(const AttentionProblem& problem) {
+void flash_attention_hopper(const AttentionProblem& problem, const HopperTileLists* lists) {
   const AttentionShape& sh = problem.shape;
   if (sh.batch == 0 || sh.seq_q == 0 || sh.heads_q == 0) return;
   const bool fp16 = sh.dtype == DType::F16;
@@ -180,6 +180,11 @@ void flash_attention_hopper(const AttentionProblem& problem) {
   if (total_tiles > 0x7fffffff) throw std::runtime_error("FLASH_ATTN (hopper): too many work tiles");
   params.total_tiles = static_cast<int>(total_tiles);
   params.scale_log2 = static_cast<float>(static_cast<double>(problem.softmax_scale()) * 1.4426950408889634);
+  if (lists) {
+    params.tile_entries = lists->entries;
+    params.tile_counts = lists->counts;
+    params.tile_stride = lists->stride;
+  }
 
   int* lengths_dev = nullptr;
   if (!problem.key_lengths.empty()) {
@@ -200,9 +205,9 @@ void flash_attention_hopper(const AttentionProblem& problem) {
   static const int sms = sm_count();
   const dim3 grid(static_cast<unsigned>(persistent_grid() ? std::min<std::int64_t>(total_tiles, sms) : total_tiles));
   if (D == 128)
-    launch_dim<128>(params, grid, stream, fp16);
+    lists ? launch_dim<128, true>(params, grid, stream, fp16) : launch_dim<128, false>(params, grid, stream, fp16);
   else
-    launch_dim<64>(params, grid, stream, fp16);
+    lists ? launch_dim<64, true>(params, grid, stream, fp16) : launch_dim<64, false>(params, grid, stream, fp16);
   if (lengths_dev) DATTN_CUDA_CHECK(cudaFreeAsync(lengths_dev, stream));
 }
 

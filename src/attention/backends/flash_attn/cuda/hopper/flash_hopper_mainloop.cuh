@@ -41,18 +41,21 @@ __device__ __forceinline__ void issue_pv(float* o, const std::uint32_t* p, std::
 }
 
 // Online-softmax step on a fresh S tile (in place: S becomes unnormalised P in fp32). Masks keys
-// at or past `limit` (tile-local) when limit < 128. Returns whether O must be rescaled by `alpha`.
+// at or past `limit` (tile-local) when limit < 128, and (kSparse) the 64-key halves set in `hidden`
+// (bit 0: keys 0-63, bit 1: keys 64-127). Returns whether O must be rescaled by `alpha`.
 // The running max is raised only when some row of the warp grew by more than `threshold` (log2
 // units): below that the stale max is kept, P may reach 2^threshold (safe in bf16/fp16 and in the
 // fp32 sums), and the O rescale is skipped for the whole warp. The final normalisation by the row
-// sum makes the result the same softmax whichever max was used.
-__device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float* alpha, int limit, int lane,
-                                             float scale_log2, float threshold) {
-  if (limit < 128) {
+// sum makes the result the same softmax whichever max was used. Dense, every row sees a valid key in
+// its first tile; sparse, a row may see none for a while, so -inf maxima get guarded.
+template <bool kSparse>
+__device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float* alpha, int limit, int hidden,
+                                             int lane, float scale_log2, float threshold) {
+  if (limit < 128 || (kSparse && hidden != 0)) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       const int col = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
-      if (col >= limit) s[i] = -INFINITY;
+      if (col >= limit || (kSparse && ((hidden >> (i / 32)) & 1))) s[i] = -INFINITY;  // i / 32 = col / 64
     }
   }
   float mx[2] = {m[0], m[1]};
@@ -69,9 +72,15 @@ __device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     alpha[r] = rescale ? ex2((m[r] - mx[r]) * scale_log2) : 1.f;  // first tile: alpha = 0
+    if (kSparse && mx[r] == -INFINITY) alpha[r] = 1.f;           // still no visible key: -inf - -inf
     if (rescale) m[r] = mx[r];
   }
-  const float ms[2] = {m[0] * scale_log2, m[1] * scale_log2};
+  float ms[2] = {m[0] * scale_log2, m[1] * scale_log2};
+  if constexpr (kSparse) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      if (m[r] == -INFINITY) ms[r] = 0.f;  // every score so far hidden: p = 2^-inf = 0, not NaN
+  }
   float sum[2] = {0.f, 0.f};
 #pragma unroll
   for (int i = 0; i < 64; ++i) {
@@ -84,14 +93,33 @@ __device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float
   return rescale;
 }
 
-// Runs the key tiles of one work tile for consumer warpgroup `cw` (0 or 1). `ring` is the number of
-// K/V tiles this CTA consumed before (the ring position of key tile 0). On return `o` holds the
+// Column limit and hidden halves of a work tile's j-th key tile for warpgroup `cw`. Dense: tile j, only
+// the last one cut by the valid length. Sparse: the listed tile (KeyTileEntry).
+template <bool kSparse, int kBlockN>
+struct KeyTileMask {
+  int limit, hidden;
+  __device__ KeyTileMask(const int* entries, int j, int n_tiles, int kv_len, int cw) {
+    if constexpr (kSparse) {
+      const int e = entries[j];
+      limit = max(0, min(kBlockN, kv_len - KeyTileEntry::tile(e) * kBlockN));  // listed tiles start < kv_len
+      hidden = KeyTileEntry::hidden(e, cw);
+    } else {
+      limit = j == n_tiles - 1 ? kv_len - (n_tiles - 1) * kBlockN : kBlockN;
+      hidden = 0;
+    }
+  }
+};
+
+// Runs the key tiles of one work tile for consumer warpgroup `cw` (0 or 1): tiles 0 .. n_tiles-1, or
+// (kSparse) the n_tiles listed at `entries`. `ring` is the number of K/V tiles this CTA consumed before
+// (the ring position of the first key tile). On return `o` holds the
 // unnormalised output and `l` this thread's partial row sums; Q has been released (q_empty).
 // Named barriers: 1 and 2 pass the GEMM turn (ping-pong); 5 syncs both consumer warpgroups after
 // zeroing padded V rows.
-template <int kHeadDim, bool kFp16, bool kPingPong>
+template <int kHeadDim, bool kFp16, bool kPingPong, bool kSparse>
 __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const SmemView<kHeadDim>& sm, int cw,
-                                                  int n_tiles, int kv_len, int ring, float* o, float* l) {
+                                                  const int* entries, int n_tiles, int kv_len, int ring, float* o,
+                                                  float* l) {
   using Cfg = HopperConfig<kHeadDim>;
   using Slot = RingSlot<Cfg::kStages>;
   constexpr int kAcc = Cfg::kAcc;
@@ -103,7 +131,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
   float m[2] = {-INFINITY, -INFINITY}, alpha[2];
   l[0] = l[1] = 0.f;
   const std::uint32_t q_addr = smem_u32(sm.q()) + cw * 64 * 128;
-  const int last_limit = kv_len - (n_tiles - 1) * Cfg::kBlockN;
+  using Mask = KeyTileMask<kSparse, Cfg::kBlockN>;
   const auto sched_wait = [&] {
     if constexpr (kPingPong) named_sync(1 + cw, 256);
   };
@@ -119,6 +147,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
   // Tile 0: S, softmax, P.
   {
     const Slot k0(ring);
+    const Mask mask(entries, 0, n_tiles, kv_len, cw);
     mbar_wait(sm.k_full(k0.stage), k0.phase);
     sched_wait();
     issue_qk<kHeadDim, kFp16>(s, q_addr, smem_u32(sm.k(k0.stage)));
@@ -127,13 +156,14 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(k0.stage));
     release_q(0);
-    softmax_tile(s, m, l, alpha, n_tiles == 1 ? last_limit : 128, lane, p.scale_log2, p.rescale_threshold);
+    softmax_tile<kSparse>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2, p.rescale_threshold);
   }
 #pragma unroll
   for (int i = 0; i < 32; ++i) pr[i] = pack2<kFp16>(s[2 * i], s[2 * i + 1]);
 
   for (int j = 1; j < n_tiles; ++j) {
     const Slot cur(ring + j), prev(ring + j - 1);
+    const Mask mask(entries, j, n_tiles, kv_len, cw);  // loaded before the waits: its latency hides
     mbar_wait(sm.k_full(cur.stage), cur.phase);
     mbar_wait(sm.v_full(prev.stage), prev.phase);
     sched_wait();
@@ -144,8 +174,8 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(cur.stage));
     release_q(j);
-    const bool rescale =
-        softmax_tile(s, m, l, alpha, j == n_tiles - 1 ? last_limit : 128, lane, p.scale_log2, p.rescale_threshold);
+    const bool rescale = softmax_tile<kSparse>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2,
+                                               p.rescale_threshold);
     wgmma_wait<0>();
     fence_regs(o, kAcc);
     fence_regs(pr, 32);
@@ -159,6 +189,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
   }
   {
     const Slot last(ring + n_tiles - 1);
+    const int last_limit = Mask(entries, n_tiles - 1, n_tiles, kv_len, cw).limit;
     mbar_wait(sm.v_full(last.stage), last.phase);
     if (kv_len < p.seq_k && last_limit < Cfg::kBlockN) {
       // Key padding cuts the last tile: zero V rows [last_limit, 128) (all 64-column slabs), so that
