@@ -20,6 +20,7 @@
 
 #include "attention/backends/sage_attn/cuda_entry.h"
 #include "attention/backends/sparse_block/cuda_entry.h"
+#include "sparse_golden_errors.h"
 #include "dattn/attention/backend.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/attention/reference.h"
@@ -56,6 +57,7 @@ struct Options {
   unsigned seed = 1;
   std::string sparse_densities = "1,0.5,0.25,0.1";  // one SPARSE_BLOCK row per density
   int sparse_block_size = 128;
+  std::string sparse_golden;  // golden data directory: also print SPARSE_BLOCK's errors on its inputs
 };
 
 std::string fmt(double v, const char* f) {
@@ -153,11 +155,14 @@ class Bench {
           write_json();
         }
         if (b->name() == "SPARSE_BLOCK" && device_ == Device::CUDA) {
-          Row m = run_sparse_mask(a);
-          if (m.status.rfind("error", 0) == 0) rc = 1;
-          print(m);
-          rows_.push_back(std::move(m));
-          write_json();
+          std::vector<Row> extra_rows{run_sparse_mask(a)};
+          for (const std::string& d : split(o_.sparse_densities)) extra_rows.push_back(run_sparse_kernel(a, d));
+          for (Row& m : extra_rows) {
+            if (m.status.rfind("error", 0) == 0) rc = 1;
+            print(m);
+            rows_.push_back(std::move(m));
+            write_json();
+          }
         }
         if (b->name() == "SAGE_ATTN" && device_ == Device::CUDA) {
           Row q = run_sage_quant(a);
@@ -168,6 +173,12 @@ class Bench {
         }
       }
       buf_.reset(), ref_.reset(), ref_note_.clear();
+    }
+    if (!o_.sparse_golden.empty()) {
+      std::vector<double> densities;
+      for (const std::string& d : split(o_.sparse_densities)) densities.push_back(std::stod(d));
+      golden_rows_ = print_sparse_golden_errors(o_.sparse_golden, densities);
+      write_json();
     }
     if (!o_.json.empty()) std::printf("\nwrote %s\n", o_.json.c_str());
     return rc;
@@ -383,6 +394,29 @@ class Bench {
     return r;
   }
 
+  // SPARSE_BLOCK's attention kernel alone on a mask estimated once before timing, as row
+  // "SPARSE_ATTN d=<density>" (the SPARSE_BLOCK row is this plus the estimation).
+  Row run_sparse_kernel(const AnchorShape& a, const std::string& density) {
+    Row r;
+    r.shape = a.name, r.backend = "SPARSE_ATTN d=" + density;
+    r.dims = dims_of(a, DType::BF16);
+    r.dtype = "bf16";
+    try {
+      Buffers& bf = buffers(r.dims);
+      r.sets = bf.sets;
+      std::vector<AttentionProblem> ps;
+      for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
+      sparse::BlockMaskOptions options;
+      options.block_size = o_.sparse_block_size;
+      options.density = std::stod(density);
+      const sparse::HeldDeviceMask mask(ps[0], options);  // every set holds the same values: one mask
+      time_calls(r, [&](int i) { mask.attend(ps[i % bf.sets]); });
+    } catch (const std::exception& e) {
+      r.status = std::string("error: ") + e.what();
+    }
+    return r;
+  }
+
   void header() const {
     std::printf("%-15s %-27s %-18s %-5s %10s %9s", "shape", "B,H,Sq,Sk,D", "backend", "dtype", "median_ms", "TFLOP/s");
     if (o_.check) std::printf(" %10s %10s %9s  %-10s", "rel_l2", "rel_l1", "cosine", "ref");
@@ -426,6 +460,7 @@ class Bench {
         {"tool", "dattn_attention_bench"}, {"command", o_.command}, {"device", std::string(device_name(device_))},
         {"device_summary", device_ == Device::CUDA ? cuda_device_summary() : "host"}, {"warmup", o_.warmup},
         {"iters", o_.iters}, {"scale", o_.scale}, {"flops", "4*B*H*Sq*Sk*D"}, {"rows", rows}};
+    if (!golden_rows_.empty()) doc["sparse_golden_errors"] = golden_rows_;
     std::ofstream f(o_.json);
     if (!(f << doc.dump(1) << "\n")) throw UserError("--json: cannot write '" + o_.json + "'");
   }
@@ -437,6 +472,7 @@ class Bench {
   AttentionShape buf_dims_;
   std::optional<std::vector<double>> ref_;  // float64 reference or TORCH_SDPA's output, as doubles
   std::string ref_note_;                     // why there is no reference
+  nlohmann::ordered_json golden_rows_;       // --sparse-golden
 };
 
 }  // namespace
@@ -464,6 +500,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--sparse-block-size", o.sparse_block_size, "SPARSE_BLOCK: block_size of its rows (64 or 128)")
       ->capture_default_str();
+  app.add_option("--sparse-golden", o.sparse_golden,
+                 "DIR (tests/golden): also print SPARSE_BLOCK's error to exact attention per density and block "
+                 "size on the golden diffusers attention inputs (CUDA)")->type_name("DIR");
   CLI11_PARSE(app, argc, argv);
   try {
     const auto device = parse_device(o.device);

@@ -31,7 +31,7 @@ if command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     step "compute-sanitizer --tool $tool ($kernel_tests)"
     filter=$kernel_tests
-    [ "$tool" = racecheck ] && filter='FlashCuda*:FlashHopperCuda*:CudaSdpa*'
+    [ "$tool" = racecheck ] && filter='FlashCuda*:FlashHopperCuda*:CudaSdpa*:SparseCuda*:BlockMaskCuda*'
     if timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/tests/dattn_tests_attention" \
         --gtest_brief=1 --gtest_filter="$filter" >"$logs/sanitizer-$tool.log" 2>&1; then
       tail -n 4 "$logs/sanitizer-$tool.log"

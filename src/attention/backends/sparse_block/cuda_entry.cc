@@ -76,4 +76,22 @@ void estimate_block_mask_only_cuda_entry(const AttentionProblem& problem, const 
 #endif
 }
 
+HeldDeviceMask::HeldDeviceMask(const AttentionProblem& problem, const BlockMaskOptions& options) {
+#ifdef DATTN_WITH_CUDA
+  mask_ = std::make_shared<DeviceBlockMask>(estimate_block_mask_cuda(problem, options, /*with_mask_order=*/false));
+#else
+  (void)problem;
+  (void)options;
+  throw UserError("SPARSE_BLOCK: dattn was built without CUDA");
+#endif
+}
+
+void HeldDeviceMask::attend(const AttentionProblem& problem) const {
+#ifdef DATTN_WITH_CUDA
+  sparse_attention_cuda(problem, static_cast<const DeviceBlockMask*>(mask_.get())->view());
+#else
+  (void)problem;
+#endif
+}
+
 }  // namespace dattn::sparse

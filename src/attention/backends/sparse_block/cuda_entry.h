@@ -1,6 +1,8 @@
 #pragma once
 // SPARSE_BLOCK's CUDA entry points for code that builds with and without CUDA (tests, benchmarks):
 // each throws UserError in a build without CUDA.
+#include <memory>
+
 #include "attention/backends/sparse_block/block_mask.h"
 #include "dattn/attention/problem.h"
 
@@ -18,5 +20,16 @@ BlockMask estimate_block_mask_cuda_entry(const AttentionProblem& problem, const 
 
 // The GPU estimation alone, result discarded (for the benchmark's share of time); asynchronous.
 void estimate_block_mask_only_cuda_entry(const AttentionProblem& problem, const BlockMaskOptions& options);
+
+// A mask estimated once on the GPU and kept there, so that a benchmark can time the attention alone.
+class HeldDeviceMask {
+ public:
+  HeldDeviceMask(const AttentionProblem& problem, const BlockMaskOptions& options);
+  // The attention over the held mask's kept blocks (problem of the same shape); asynchronous.
+  void attend(const AttentionProblem& problem) const;
+
+ private:
+  std::shared_ptr<void> mask_;  // a DeviceBlockMask in CUDA builds
+};
 
 }  // namespace dattn::sparse

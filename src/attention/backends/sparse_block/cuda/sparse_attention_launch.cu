@@ -52,7 +52,7 @@ void run_hopper(const AttentionProblem& problem, const DeviceKeyBlocks& kb) {
   const auto stream = static_cast<cudaStream_t>(problem.stream);
   const int m_blocks = static_cast<int>((sh.seq_q + kHopperRows - 1) / kHopperRows);
   if (kb.block_size == kHopperRows) {
-    const flash::HopperTileLists lists{kb.blocks, kb.counts, kb.key_blocks};
+    const flash::HopperTileLists lists{kb.blocks, kb.counts, kb.key_blocks, /*hidden_halves=*/false};
     flash::flash_attention_hopper(problem, &lists);
     return;
   }
@@ -67,7 +67,7 @@ void run_hopper(const AttentionProblem& problem, const DeviceKeyBlocks& kb) {
   merge_half_blocks<<<static_cast<unsigned>((work_rows + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
       kb, static_cast<int>(work_rows), m_blocks, stride, buffer, counts);
   DATTN_CUDA_CHECK(cudaGetLastError());
-  const flash::HopperTileLists lists{buffer, counts, stride};
+  const flash::HopperTileLists lists{buffer, counts, stride, /*hidden_halves=*/true};
   flash::flash_attention_hopper(problem, &lists);
   DATTN_CUDA_CHECK(cudaFreeAsync(buffer, stream));
 }

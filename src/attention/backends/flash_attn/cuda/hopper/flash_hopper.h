@@ -27,6 +27,7 @@ struct HopperTileLists {
   const int* entries = nullptr;
   const int* counts = nullptr;
   int stride = 0;
+  bool hidden_halves = false;  // entries hide 64-key halves (64-row blocks); false: every bit is 0
 };
 
 // Runs a validated problem that flash_hopper_supports accepted; device pointers, asynchronous on

@@ -33,6 +33,11 @@ struct HopperParams {
   int tile_stride = 0;
 };
 
+// Which key tiles a work tile visits: all (dense), the listed ones (SPARSE_BLOCK, 128-row blocks), or
+// the listed ones with per-warpgroup hidden 64-key halves (64-row blocks; the -inf guards of rows that
+// saw no key yet are compiled in only here: with whole tiles every row sees a valid key first).
+enum class KeyWalk { Dense, Listed, ListedHalves };
+
 // One entry of a sparse work tile's key-tile list: the 128-key tile index in the low 24 bits, and in
 // bits 24..27 the 64-key halves hidden from consumer warpgroup 0 (bits 24, 25: low and high half) and
 // warpgroup 1 (bits 26, 27). Halves are hidden only with 64-row blocks, where each warpgroup's 64 rows

@@ -11,7 +11,7 @@
 // past the valid length are masked), grouped-query attention, key padding by per-batch lengths; batch
 // items without a valid key get zeros. Launched with one CTA per work tile, the same kernel is the
 // classic non-persistent grid (DATTN_FLASH_HOPPER_GRID=tiles, for comparison).
-// kSparse (SPARSE_BLOCK): each work tile visits only the key tiles of its list (HopperParams::
+// kWalk != Dense (SPARSE_BLOCK): each work tile visits only the key tiles of its list (HopperParams::
 // tile_entries, ascending), with per-warpgroup hidden 64-key halves for 64-row blocks; with every tile
 // listed it runs the dense kernel's exact sequence of operations.
 // Built for every architecture; the body is empty except on sm_90a.
@@ -30,9 +30,9 @@ struct TileKeys {
   int count;
 };
 
-template <bool kSparse, int kBlockN>
+template <KeyWalk kWalk, int kBlockN>
 __device__ __forceinline__ TileKeys tile_keys(const HopperParams& p, const TileCoord& tile, int kv_len) {
-  if constexpr (kSparse) {
+  if constexpr (kWalk != KeyWalk::Dense) {
     const int row = (tile.b * p.heads_q + tile.hq) * p.m_blocks + tile.m_block;
     return {p.tile_entries + static_cast<std::int64_t>(row) * p.tile_stride, kv_len > 0 ? p.tile_counts[row] : 0};
   } else {
@@ -40,7 +40,7 @@ __device__ __forceinline__ TileKeys tile_keys(const HopperParams& p, const TileC
   }
 }
 
-template <int kHeadDim, bool kSparse>
+template <int kHeadDim, KeyWalk kWalk>
 __device__ __forceinline__ void producer(const HopperParams& p, const SmemView<kHeadDim>& sm) {
   using Cfg = HopperConfig<kHeadDim>;
   using Slot = RingSlot<Cfg::kStages>;
@@ -50,7 +50,7 @@ __device__ __forceinline__ void producer(const HopperParams& p, const SmemView<k
   int ring = 0, q_uses = 0;
   for (int tile_id = blockIdx.x; tile_id < p.total_tiles; tile_id += gridDim.x) {
     const TileCoord tile(tile_id, p.m_blocks, p.heads_q);
-    const TileKeys keys = tile_keys<kSparse, Cfg::kBlockN>(p, tile, valid_keys(p, tile.b));
+    const TileKeys keys = tile_keys<kWalk, Cfg::kBlockN>(p, tile, valid_keys(p, tile.b));
     if (keys.count == 0) continue;
     const int hkv = tile.hq / p.group, row0 = tile.m_block * Cfg::kBlockM;
     mbar_wait(sm.q_empty(), (q_uses & 1) ^ 1);  // a fresh barrier passes parity 1
@@ -61,7 +61,7 @@ __device__ __forceinline__ void producer(const HopperParams& p, const SmemView<k
       tma_load_4d(sm.q() + slab * Cfg::kHalfBytes, &p.tm_q, sm.q_full(), slab * 64, tile.hq, row0, tile.b);
     for (int j = 0; j < keys.count; ++j, ++ring) {
       const Slot slot(ring);
-      const int key0 = (kSparse ? KeyTileEntry::tile(keys.entries[j]) : j) * Cfg::kBlockN;
+      const int key0 = (kWalk != KeyWalk::Dense ? KeyTileEntry::tile(keys.entries[j]) : j) * Cfg::kBlockN;
       mbar_wait(sm.k_empty(slot.stage), slot.phase ^ 1);
       mbar_arrive_expect_tx(sm.k_full(slot.stage), Cfg::kTileBytes);
 #pragma unroll
@@ -78,7 +78,7 @@ __device__ __forceinline__ void producer(const HopperParams& p, const SmemView<k
   }
 }
 
-template <int kHeadDim, bool kFp16, bool kPingPong, bool kSparse>
+template <int kHeadDim, bool kFp16, bool kPingPong, KeyWalk kWalk>
 __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<kHeadDim>& sm, int cw) {
   using Cfg = HopperConfig<kHeadDim>;
   float o[Cfg::kAcc], l[2];
@@ -86,21 +86,21 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<k
   for (int tile_id = blockIdx.x; tile_id < p.total_tiles; tile_id += gridDim.x) {
     const TileCoord tile(tile_id, p.m_blocks, p.heads_q);
     const int kv_len = valid_keys(p, tile.b);
-    const TileKeys keys = tile_keys<kSparse, Cfg::kBlockN>(p, tile, kv_len);
+    const TileKeys keys = tile_keys<kWalk, Cfg::kBlockN>(p, tile, kv_len);
     if (keys.count == 0) {
       store_zeros<kHeadDim>(p.out, p.seq_q, p.heads_q, cw, tile);
       continue;
     }
     mbar_wait(sm.q_full(), q_uses & 1);
     ++q_uses;
-    consumer_mainloop<kHeadDim, kFp16, kPingPong, kSparse>(p, sm, cw, keys.entries, keys.count, kv_len, ring, o, l);
+    consumer_mainloop<kHeadDim, kFp16, kPingPong, kWalk>(p, sm, cw, keys.entries, keys.count, kv_len, ring, o, l);
     ring += keys.count;
     store_output<kHeadDim, kFp16>(&p.tm_o, sm.o(), cw, tile, o, l);
   }
   if (threadIdx.x % 128 == 0) tma_store_wait_read();  // shared memory must outlive the last store
 }
 
-template <int kHeadDim, bool kFp16, bool kPingPong, bool kSparse>
+template <int kHeadDim, bool kFp16, bool kPingPong, KeyWalk kWalk>
 __global__ void __launch_bounds__(HopperConfig<kHeadDim>::kThreads, 1)
     flash_hopper_kernel(const __grid_constant__ HopperParams p) {
 #if DATTN_SM90A
@@ -125,11 +125,11 @@ __global__ void __launch_bounds__(HopperConfig<kHeadDim>::kThreads, 1)
   const int wg = tid / 128;
   if (wg == 0) {
     regs_dealloc<Cfg::kProducerRegs>();
-    if (tid == 0) producer<kHeadDim, kSparse>(p, sm);
+    if (tid == 0) producer<kHeadDim, kWalk>(p, sm);
     return;
   }
   regs_alloc<Cfg::kConsumerRegs>();
-  consumer<kHeadDim, kFp16, kPingPong, kSparse>(p, sm, wg - 1);
+  consumer<kHeadDim, kFp16, kPingPong, kWalk>(p, sm, wg - 1);
 #endif
 }
 

@@ -102,23 +102,23 @@ int sm_count() {
   return n;
 }
 
-template <int kHeadDim, bool kFp16, bool kPingPong, bool kSparse>
+template <int kHeadDim, bool kFp16, bool kPingPong, hopper::KeyWalk kWalk>
 void launch(const HopperParams& params, dim3 grid, cudaStream_t stream) {
   using Cfg = HopperConfig<kHeadDim>;
-  const auto kernel = hopper::flash_hopper_kernel<kHeadDim, kFp16, kPingPong, kSparse>;
+  const auto kernel = hopper::flash_hopper_kernel<kHeadDim, kFp16, kPingPong, kWalk>;
   DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   DATTN_CUDA_CHECK(cudaGetLastError());
 }
 
-template <int kHeadDim, bool kSparse>
+template <int kHeadDim, hopper::KeyWalk kWalk>
 void launch_dim(const HopperParams& params, dim3 grid, cudaStream_t stream, bool fp16) {
   if (fp16)
-    pingpong() ? launch<kHeadDim, true, true, kSparse>(params, grid, stream)
-               : launch<kHeadDim, true, false, kSparse>(params, grid, stream);
+    pingpong() ? launch<kHeadDim, true, true, kWalk>(params, grid, stream)
+               : launch<kHeadDim, true, false, kWalk>(params, grid, stream);
   else
-    pingpong() ? launch<kHeadDim, false, true, kSparse>(params, grid, stream)
-               : launch<kHeadDim, false, false, kSparse>(params, grid, stream);
+    pingpong() ? launch<kHeadDim, false, true, kWalk>(params, grid, stream)
+               : launch<kHeadDim, false, false, kWalk>(params, grid, stream);
 }
 
 }  // namespace
@@ -204,10 +204,17 @@ void flash_attention_hopper(const AttentionProblem& problem, const HopperTileLis
   }
   static const int sms = sm_count();
   const dim3 grid(static_cast<unsigned>(persistent_grid() ? std::min<std::int64_t>(total_tiles, sms) : total_tiles));
+  using hopper::KeyWalk;
+  const KeyWalk walk = !lists ? KeyWalk::Dense : lists->hidden_halves ? KeyWalk::ListedHalves : KeyWalk::Listed;
+  const auto launch_walk = [&]<int kHeadDim>() {
+    if (walk == KeyWalk::Dense) launch_dim<kHeadDim, KeyWalk::Dense>(params, grid, stream, fp16);
+    if (walk == KeyWalk::Listed) launch_dim<kHeadDim, KeyWalk::Listed>(params, grid, stream, fp16);
+    if (walk == KeyWalk::ListedHalves) launch_dim<kHeadDim, KeyWalk::ListedHalves>(params, grid, stream, fp16);
+  };
   if (D == 128)
-    lists ? launch_dim<128, true>(params, grid, stream, fp16) : launch_dim<128, false>(params, grid, stream, fp16);
+    launch_walk.template operator()<128>();
   else
-    lists ? launch_dim<64, true>(params, grid, stream, fp16) : launch_dim<64, false>(params, grid, stream, fp16);
+    launch_walk.template operator()<64>();
   if (lengths_dev) DATTN_CUDA_CHECK(cudaFreeAsync(lengths_dev, stream));
 }
 

@@ -41,21 +41,21 @@ __device__ __forceinline__ void issue_pv(float* o, const std::uint32_t* p, std::
 }
 
 // Online-softmax step on a fresh S tile (in place: S becomes unnormalised P in fp32). Masks keys
-// at or past `limit` (tile-local) when limit < 128, and (kSparse) the 64-key halves set in `hidden`
+// at or past `limit` (tile-local) when limit < 128, and (kHalves) the 64-key halves set in `hidden`
 // (bit 0: keys 0-63, bit 1: keys 64-127). Returns whether O must be rescaled by `alpha`.
 // The running max is raised only when some row of the warp grew by more than `threshold` (log2
 // units): below that the stale max is kept, P may reach 2^threshold (safe in bf16/fp16 and in the
 // fp32 sums), and the O rescale is skipped for the whole warp. The final normalisation by the row
-// sum makes the result the same softmax whichever max was used. Dense, every row sees a valid key in
-// its first tile; sparse, a row may see none for a while, so -inf maxima get guarded.
-template <bool kSparse>
+// sum makes the result the same softmax whichever max was used. With whole tiles every row sees a
+// valid key in its first tile; with hidden halves a row may see none for a while: -inf maxima guarded.
+template <bool kHalves>
 __device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float* alpha, int limit, int hidden,
                                              int lane, float scale_log2, float threshold) {
-  if (limit < 128 || (kSparse && hidden != 0)) {
+  if (limit < 128 || (kHalves && hidden != 0)) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
       const int col = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
-      if (col >= limit || (kSparse && ((hidden >> (i / 32)) & 1))) s[i] = -INFINITY;  // i / 32 = col / 64
+      if (col >= limit || (kHalves && ((hidden >> (i / 32)) & 1))) s[i] = -INFINITY;  // i / 32 = col / 64
     }
   }
   float mx[2] = {m[0], m[1]};
@@ -72,11 +72,11 @@ __device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     alpha[r] = rescale ? ex2((m[r] - mx[r]) * scale_log2) : 1.f;  // first tile: alpha = 0
-    if (kSparse && mx[r] == -INFINITY) alpha[r] = 1.f;           // still no visible key: -inf - -inf
+    if (kHalves && mx[r] == -INFINITY) alpha[r] = 1.f;           // still no visible key: -inf - -inf
     if (rescale) m[r] = mx[r];
   }
   float ms[2] = {m[0] * scale_log2, m[1] * scale_log2};
-  if constexpr (kSparse) {
+  if constexpr (kHalves) {
 #pragma unroll
     for (int r = 0; r < 2; ++r)
       if (m[r] == -INFINITY) ms[r] = 0.f;  // every score so far hidden: p = 2^-inf = 0, not NaN
@@ -95,14 +95,14 @@ __device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float
 
 // Column limit and hidden halves of a work tile's j-th key tile for warpgroup `cw`. Dense: tile j, only
 // the last one cut by the valid length. Sparse: the listed tile (KeyTileEntry).
-template <bool kSparse, int kBlockN>
+template <KeyWalk kWalk, int kBlockN>
 struct KeyTileMask {
   int limit, hidden;
   __device__ KeyTileMask(const int* entries, int j, int n_tiles, int kv_len, int cw) {
-    if constexpr (kSparse) {
+    if constexpr (kWalk != KeyWalk::Dense) {
       const int e = entries[j];
       limit = max(0, min(kBlockN, kv_len - KeyTileEntry::tile(e) * kBlockN));  // listed tiles start < kv_len
-      hidden = KeyTileEntry::hidden(e, cw);
+      hidden = kWalk == KeyWalk::ListedHalves ? KeyTileEntry::hidden(e, cw) : 0;
     } else {
       limit = j == n_tiles - 1 ? kv_len - (n_tiles - 1) * kBlockN : kBlockN;
       hidden = 0;
@@ -111,12 +111,12 @@ struct KeyTileMask {
 };
 
 // Runs the key tiles of one work tile for consumer warpgroup `cw` (0 or 1): tiles 0 .. n_tiles-1, or
-// (kSparse) the n_tiles listed at `entries`. `ring` is the number of K/V tiles this CTA consumed before
+// (kWalk != Dense) the n_tiles listed at `entries`. `ring` is the number of K/V tiles this CTA consumed before
 // (the ring position of the first key tile). On return `o` holds the
 // unnormalised output and `l` this thread's partial row sums; Q has been released (q_empty).
 // Named barriers: 1 and 2 pass the GEMM turn (ping-pong); 5 syncs both consumer warpgroups after
 // zeroing padded V rows.
-template <int kHeadDim, bool kFp16, bool kPingPong, bool kSparse>
+template <int kHeadDim, bool kFp16, bool kPingPong, KeyWalk kWalk>
 __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const SmemView<kHeadDim>& sm, int cw,
                                                   const int* entries, int n_tiles, int kv_len, int ring, float* o,
                                                   float* l) {
@@ -131,7 +131,8 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
   float m[2] = {-INFINITY, -INFINITY}, alpha[2];
   l[0] = l[1] = 0.f;
   const std::uint32_t q_addr = smem_u32(sm.q()) + cw * 64 * 128;
-  using Mask = KeyTileMask<kSparse, Cfg::kBlockN>;
+  using Mask = KeyTileMask<kWalk, Cfg::kBlockN>;
+  constexpr bool kHalves = kWalk == KeyWalk::ListedHalves;
   const auto sched_wait = [&] {
     if constexpr (kPingPong) named_sync(1 + cw, 256);
   };
@@ -156,7 +157,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(k0.stage));
     release_q(0);
-    softmax_tile<kSparse>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2, p.rescale_threshold);
+    softmax_tile<kHalves>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2, p.rescale_threshold);
   }
 #pragma unroll
   for (int i = 0; i < 32; ++i) pr[i] = pack2<kFp16>(s[2 * i], s[2 * i + 1]);
@@ -174,7 +175,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(cur.stage));
     release_q(j);
-    const bool rescale = softmax_tile<kSparse>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2,
+    const bool rescale = softmax_tile<kHalves>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2,
                                                p.rescale_threshold);
     wgmma_wait<0>();
     fence_regs(o, kAcc);
