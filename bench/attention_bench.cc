@@ -353,11 +353,12 @@ class Bench {
     r.tflops = r.dims.flops() / (r.median_ms * 1e9);
   }
 
-  // SAGE_ATTN's quantization pass alone (its share of the SAGE_ATTN time), as row "SAGE_QUANT"; the
-  // TFLOP/s column then means the attention's FLOPs over the pass's time, so read the ms.
-  Row run_sage_quant(const AnchorShape& a) {
+  // A bf16 row "label" on one anchor shape that times call(problem of buffer set i); the TFLOP/s column
+  // then means the attention's FLOPs over this call's time, so read the ms.
+  Row timed_row(const AnchorShape& a, const std::string& label,
+                const std::function<void(const std::vector<AttentionProblem>&, int)>& call) {
     Row r;
-    r.shape = a.name, r.backend = "SAGE_QUANT";
+    r.shape = a.name, r.backend = label;
     r.dims = dims_of(a, DType::BF16);
     r.dtype = "bf16";
     try {
@@ -365,56 +366,45 @@ class Bench {
       r.sets = bf.sets;
       std::vector<AttentionProblem> ps;
       for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
-      time_calls(r, [&](int i) { sage::sage_quantize_only_cuda_entry(ps[i % bf.sets]); });
+      call(ps, -1);  // set-up (i = -1), untimed
+      time_calls(r, [&](int i) { call(ps, i % bf.sets); });
     } catch (const std::exception& e) {
       r.status = std::string("error: ") + e.what();
     }
     return r;
+  }
+
+  // SAGE_ATTN's quantization pass alone (its share of the SAGE_ATTN time), as row "SAGE_QUANT".
+  Row run_sage_quant(const AnchorShape& a) {
+    return timed_row(a, "SAGE_QUANT", [](const std::vector<AttentionProblem>& ps, int i) {
+      if (i >= 0) sage::sage_quantize_only_cuda_entry(ps[i]);
+    });
+  }
+
+  sparse::BlockMaskOptions sparse_options(const std::string& density) const {
+    sparse::BlockMaskOptions options;
+    options.block_size = o_.sparse_block_size;
+    options.density = std::stod(density);
+    return options;
   }
 
   // SPARSE_BLOCK's mask estimation alone (pool, score, select on the GPU), as row "SPARSE_MASK"
   // (density --sparse-densities' first value; the selection sorts every row whatever the density).
   Row run_sparse_mask(const AnchorShape& a) {
-    Row r;
-    r.shape = a.name, r.backend = "SPARSE_MASK";
-    r.dims = dims_of(a, DType::BF16);
-    r.dtype = "bf16";
-    try {
-      Buffers& bf = buffers(r.dims);
-      r.sets = bf.sets;
-      std::vector<AttentionProblem> ps;
-      for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
-      sparse::BlockMaskOptions options;
-      options.block_size = o_.sparse_block_size;
-      options.density = std::stod(split(o_.sparse_densities).at(0));
-      time_calls(r, [&](int i) { sparse::estimate_block_mask_only_cuda_entry(ps[i % bf.sets], options); });
-    } catch (const std::exception& e) {
-      r.status = std::string("error: ") + e.what();
-    }
-    return r;
+    const sparse::BlockMaskOptions options = sparse_options(split(o_.sparse_densities).at(0));
+    return timed_row(a, "SPARSE_MASK", [&](const std::vector<AttentionProblem>& ps, int i) {
+      if (i >= 0) sparse::estimate_block_mask_only_cuda_entry(ps[i], options);
+    });
   }
 
   // SPARSE_BLOCK's attention kernel alone on a mask estimated once before timing, as row
   // "SPARSE_ATTN d=<density>" (the SPARSE_BLOCK row is this plus the estimation).
   Row run_sparse_kernel(const AnchorShape& a, const std::string& density) {
-    Row r;
-    r.shape = a.name, r.backend = "SPARSE_ATTN d=" + density;
-    r.dims = dims_of(a, DType::BF16);
-    r.dtype = "bf16";
-    try {
-      Buffers& bf = buffers(r.dims);
-      r.sets = bf.sets;
-      std::vector<AttentionProblem> ps;
-      for (int i = 0; i < bf.sets; ++i) ps.push_back(bf.problem(r.dims, i, device_));
-      sparse::BlockMaskOptions options;
-      options.block_size = o_.sparse_block_size;
-      options.density = std::stod(density);
-      const sparse::HeldDeviceMask mask(ps[0], options);  // every set holds the same values: one mask
-      time_calls(r, [&](int i) { mask.attend(ps[i % bf.sets]); });
-    } catch (const std::exception& e) {
-      r.status = std::string("error: ") + e.what();
-    }
-    return r;
+    std::optional<sparse::HeldDeviceMask> mask;  // every buffer set holds the same values: one mask
+    return timed_row(a, "SPARSE_ATTN d=" + density, [&](const std::vector<AttentionProblem>& ps, int i) {
+      if (i < 0) mask.emplace(ps[0], sparse_options(density));
+      else mask->attend(ps[i]);
+    });
   }
 
   void header() const {

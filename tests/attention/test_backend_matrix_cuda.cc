@@ -36,12 +36,6 @@ using test::MaskMode;
 using test::reference;
 constexpr Device kCuda = Device::CUDA;
 
-#define DATTN_SKIP_WITHOUT_CUDA()                                                 \
-  do {                                                                            \
-    const std::string dattn_no_cuda_ = test::cuda_unavailable_reason();           \
-    if (!dattn_no_cuda_.empty()) GTEST_SKIP() << "no CUDA: " << dattn_no_cuda_;   \
-  } while (0)
-
 // Runs, checks and tallies on CUDA (support/backend_matrix.h). The limits (support/matrix_limits.h) are
 // the CPU matrix's, but for FLASH_ATTN bf16: 3e-3 on CUDA.
 test::MatrixHarness& matrix() {

@@ -30,12 +30,6 @@ namespace {
 using test::AttentionCase;
 using test::MaskMode;
 
-#define MASK_SKIP_WITHOUT_CUDA()                                                \
-  do {                                                                          \
-    const std::string why_ = test::cuda_unavailable_reason();                   \
-    if (!why_.empty()) GTEST_SKIP() << "no CUDA: " << why_;                     \
-  } while (0)
-
 BlockMaskOptions make_options(std::int64_t bs, std::optional<double> density, std::optional<double> cdf,
                               bool diagonal) {
   BlockMaskOptions o;
@@ -130,7 +124,7 @@ void set_q(AttentionCase& c, std::size_t index, double value) {
 }
 
 TEST(BlockMaskCuda, MatchesCpuOverDtypesBlockSizesAndKeyPadding) {
-  MASK_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   // 700 is a multiple of neither block size; GQA 4:2; EmptyRow gives batch item 1 no valid key.
   for (const DType dt : {DType::BF16, DType::F16})
     for (const std::int64_t bs : {64, 128})
@@ -141,7 +135,7 @@ TEST(BlockMaskCuda, MatchesCpuOverDtypesBlockSizesAndKeyPadding) {
 }
 
 TEST(BlockMaskCuda, MatchesCpuOnOtherShapes) {
-  MASK_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   struct Shape {
     AttentionShape shape;
     MaskMode mode;
@@ -162,7 +156,7 @@ TEST(BlockMaskCuda, MatchesCpuOnOtherShapes) {
 }
 
 TEST(BlockMaskCuda, TiesGoByIndexAndNanScoresSortLast) {
-  MASK_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (const DType dt : {DType::BF16, DType::F16}) {
     const AttentionShape shape{2, 500, 600, 2, 2, 64, dt};
     {  // all-equal inputs: every score ties (blocks of fewer valid keys have the same mean)
@@ -188,7 +182,7 @@ TEST(BlockMaskCuda, TiesGoByIndexAndNanScoresSortLast) {
 }
 
 TEST(BlockMaskCuda, RejectsOtherDtypesAndTooManyKeyBlocks) {
-  MASK_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   AttentionCase c = test::make_random_case({1, 128, 128, 2, 2, 64, DType::F32}, MaskMode::None, test::fresh_seed());
   const test::DeviceProblem dev(c.problem());
   try {

@@ -19,6 +19,7 @@
 #include "dattn/core/device.h"
 #include "dattn/core/device_memory.h"
 #include "support/attention_cases.h"
+#include "support/device_case.h"
 #ifdef DATTN_WITH_CUDA
 #include "attention/backends/flash_attn/cuda/flash_cuda.h"
 #endif
@@ -28,11 +29,6 @@ namespace {
 
 using test::AttentionCase;
 using test::MaskMode;
-
-#define SKIP_WITHOUT_GPU()                                                            \
-  do {                                                                                \
-    if (!built_with_cuda() || cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device"; \
-  } while (0)
 
 AttentionCase random_case(const AttentionShape& shape, MaskMode mode = MaskMode::None) {
   return test::make_random_case(shape, mode, test::fresh_seed());
@@ -121,7 +117,7 @@ std::string run_and_check(AttentionCase& c, bool poison_padding = false) {
 }
 
 TEST(FlashCuda, HeadDimsAndDtypesWithPartialTiles) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (DType t : {DType::BF16, DType::F16})
     for (std::int64_t D : {32, 64, 128}) {
       AttentionCase c = random_case(make_shape(t, 1, 1000, 1000, 2, 2, D));
@@ -130,7 +126,7 @@ TEST(FlashCuda, HeadDimsAndDtypesWithPartialTiles) {
 }
 
 TEST(FlashCuda, SmallOddShapesAndCustomScale) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (DType t : {DType::BF16, DType::F16})
     for (std::int64_t D : {64, 128}) {
       AttentionCase c = random_case(make_shape(t, 2, 77, 131, 3, 3, D));
@@ -145,7 +141,7 @@ TEST(FlashCuda, SmallOddShapesAndCustomScale) {
 }
 
 TEST(FlashCuda, GroupedQueryAttention) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (std::int64_t D : {64, 128}) {
     AttentionCase c = random_case(make_shape(DType::BF16, 2, 200, 300, 8, 2, D));
     EXPECT_EQ(run_and_check(c), "");
@@ -153,7 +149,7 @@ TEST(FlashCuda, GroupedQueryAttention) {
 }
 
 TEST(FlashCuda, KeyLengthsWithEmptyItemAndNaNPadding) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (DType t : {DType::BF16, DType::F16}) {
     AttentionCase c = random_case(make_shape(t, 3, 77, 131, 2, 2, 128));
     c.shape.mask = MaskKind::KeyPadding;
@@ -165,7 +161,7 @@ TEST(FlashCuda, KeyLengthsWithEmptyItemAndNaNPadding) {
 // A negative scale takes the kernel's minimum-based softmax path, a zero scale gives uniform weights;
 // both with hidden keys, whose scores must still count as -inf.
 TEST(FlashCuda, NegativeAndZeroScaleWithKeyLengths) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (float scale : {-0.2f, 0.0f}) {
     AttentionCase c = random_case(make_shape(DType::BF16, 3, 77, 131, 2, 2, 64));
     c.shape.mask = MaskKind::KeyPadding;
@@ -176,7 +172,7 @@ TEST(FlashCuda, NegativeAndZeroScaleWithKeyLengths) {
 }
 
 TEST(FlashCuda, BooleanKeyMaskWithHoles) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (std::int64_t D : {32, 128}) {
     AttentionCase c = random_case(make_shape(DType::BF16, 2, 100, 257, 4, 2, D), MaskMode::KeyMask);
     // Hide a whole 64-key tile of item 0 too: a tile without any valid key must not disturb the rows.
@@ -186,14 +182,14 @@ TEST(FlashCuda, BooleanKeyMaskWithHoles) {
 }
 
 TEST(FlashCuda, LargeBatchUploadsKeyLengths) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   // More items than fit in the kernel parameters, one of them empty.
   AttentionCase c = random_case(make_shape(DType::F16, 70, 33, 45, 2, 1, 64), MaskMode::EmptyRow);
   EXPECT_EQ(run_and_check(c, /*poison_padding=*/true), "");
 }
 
 TEST(FlashCuda, LongSequence) {
-  SKIP_WITHOUT_GPU();
+  DATTN_SKIP_WITHOUT_CUDA();
   AttentionCase c = random_case(make_shape(DType::BF16, 1, 4096, 4096, 2, 2, 128));
   EXPECT_EQ(run_and_check(c), "");
 }

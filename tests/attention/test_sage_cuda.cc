@@ -29,12 +29,6 @@ namespace {
 using test::AttentionCase;
 using test::MaskMode;
 
-#define SAGE_SKIP_WITHOUT_CUDA()                                                \
-  do {                                                                          \
-    const std::string why_ = test::cuda_unavailable_reason();                   \
-    if (!why_.empty()) GTEST_SKIP() << "no CUDA: " << why_;                     \
-  } while (0)
-
 std::vector<double> reference_of(AttentionCase& c) {
   std::vector<double> ref;
   attention_reference_f64(c.problem(), ref);
@@ -145,7 +139,7 @@ std::vector<Family> families(std::int64_t D) {
 class SageCudaAccuracy : public ::testing::TestWithParam<std::tuple<int, DType>> {};
 
 TEST_P(SageCudaAccuracy, InputFamiliesAgainstFloat64) {
-  SAGE_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   const auto [D, dt] = GetParam();
   for (const Family& f : families(D)) {
     // 777 keys and rows: six full 128-tiles and a partial one, 64-key blocks cut mid-way.
@@ -171,7 +165,7 @@ INSTANTIATE_TEST_SUITE_P(SageCuda, SageCudaAccuracy,
 // The golden diffusers attention inputs (wan_tiny self and cross attention): real activations, where
 // V is not zero-mean noise, meet the bar of rel L1 <= 0.03.
 TEST(SageCuda, GoldenInputsAgainstFloat64) {
-  SAGE_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   const SafetensorsFile f(dattn::testing::golden_dir() + "/wan_tiny/cases/transformer_t2v_scalar_t.safetensors");
   for (const char* role : {"self", "cross"}) {
     const test::GoldenAttention g = test::load_golden_attention(f, std::string("blocks.0.attn_") + role);
@@ -192,7 +186,7 @@ TEST(SageCuda, GoldenInputsAgainstFloat64) {
 // The Hopper kernel and the portable kernel read the same quantized buffers: they differ only in exp2
 // (ex2.approx vs exp2f) and summation order, which can move a p8 by one e4m3 step now and then.
 TEST(SageCuda, HopperAgreesWithPortableAndCpu) {
-  SAGE_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   if (cuda_compute_capability() / 10 != 9) GTEST_SKIP() << "the Hopper kernel needs compute capability 9.x";
   for (std::int64_t D : {64, 128})
     for (DType dt : {DType::BF16, DType::F16})
@@ -220,7 +214,7 @@ TEST(SageCuda, HopperAgreesWithPortableAndCpu) {
 
 // A boolean key mask runs on the portable kernel; it must agree with the float64 reference too.
 TEST(SageCuda, KeyMaskAndEmptyRows) {
-  SAGE_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (MaskMode mode : {MaskMode::KeyMask, MaskMode::EmptyRow}) {
     AttentionCase c = test::make_random_case({2, 200, 333, 2, 1, 128, DType::BF16, MaskKind::None}, mode,
                                              test::fresh_seed());

@@ -32,14 +32,9 @@ using sparse::SparseKernel;
 using test::AttentionCase;
 using test::MaskMode;
 
-#define SPARSE_SKIP_WITHOUT_CUDA()                            \
-  do {                                                        \
-    const std::string why_ = test::cuda_unavailable_reason(); \
-    if (!why_.empty()) GTEST_SKIP() << "no CUDA: " << why_;   \
-  } while (0)
 #define SPARSE_SKIP_UNLESS_HOPPER()                                                   \
   do {                                                                                \
-    SPARSE_SKIP_WITHOUT_CUDA();                                                       \
+    DATTN_SKIP_WITHOUT_CUDA();                                                       \
     if (cuda_compute_capability() / 10 != 9)                                          \
       GTEST_SKIP() << "needs compute capability 9.x (" << cuda_device_summary() << ")"; \
   } while (0)
@@ -234,12 +229,12 @@ void sweep(SparseKernel kernel, std::initializer_list<std::int64_t> head_dims, b
 }
 
 TEST(SparseCuda, PortableSweep) {
-  SPARSE_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   sweep(SparseKernel::Portable, {32, 64, 128}, true);
 }
 
 TEST(SparseCuda, PortableShapes) {
-  SPARSE_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (std::int64_t bs : {64, 128}) {
     // Key lengths with an empty item, cut inside a block and at a block edge; more query rows than keys.
     EXPECT_EQ(run_and_check({4, 700, 300, 4, 1, 128, DType::BF16, bs, 0.5, MaskMode::Lengths, {0, 70, 300, 128}},
@@ -303,7 +298,7 @@ TEST(SparseCudaHopper, DensityOneEqualsFlashAttn) {
 // FLASH_ATTN runs the portable kernel for head dim 32 and for boolean key masks on every device: with
 // the same key tiles, density 1 takes the same steps (at either block size).
 TEST(SparseCuda, PortableDensityOneEqualsFlashAttn) {
-  SPARSE_SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (std::int64_t bs : {64, 128})
     for (DType t : {DType::BF16, DType::F16}) {
       const SparseCase d32{2, 300, 517, 4, 2, 32, t, bs, 1.0, MaskMode::EmptyRow};

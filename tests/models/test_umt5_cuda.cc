@@ -27,11 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-#define SKIP_WITHOUT_CUDA()                                                           \
-  do {                                                                                \
-    if (const std::string why = test::cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << why; \
-  } while (0)
-
 std::string golden_text_encoder() { return golden_dir() + "/wan_tiny/pipeline/text_encoder"; }
 std::string golden_case() { return golden_dir() + "/wan_tiny/cases/pipeline_t2v_fp32.safetensors"; }
 
@@ -85,7 +80,7 @@ double golden_error(Device device, DType dtype) {
 // fp32 on CUDA does what the CPU does (the CPU test's limit is 1e-5 and measures ~3e-7); only the
 // GEMM's and the attention's summation orders differ, worth ~1e-6 over 2 layers.
 TEST(Umt5GoldenCuda, Fp32MatchesTransformers) {
-  SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   EXPECT_LE(golden_error(Device::CUDA, DType::F32), 1e-5);
 }
 
@@ -100,7 +95,7 @@ constexpr double kGoldenBf16Limit = 2e-2;
 TEST(Umt5GoldenBf16Cpu, MatchesTransformers) { EXPECT_LE(golden_error(Device::CPU, DType::BF16), kGoldenBf16Limit); }
 
 TEST(Umt5GoldenCuda, Bf16MatchesTransformers) {
-  SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   EXPECT_LE(golden_error(Device::CUDA, DType::BF16), kGoldenBf16Limit);
 }
 
@@ -108,7 +103,7 @@ TEST(Umt5GoldenCuda, Bf16MatchesTransformers) {
 // it must match bit for bit. Sequence lengths 37 (the scalar kernel) and 40 (the float4 kernel); a
 // batch with full, partial and single-token rows.
 TEST(Umt5MaskCuda, MatchesHostMaskExactly) {
-  SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   const std::int64_t buckets = 32, heads = 6;
   std::vector<float> table_values(buckets * heads);
   for (std::size_t i = 0; i < table_values.size(); ++i) table_values[i] = 0.37f * float(i % 17) - 2.9f + 1e-3f * float(i);
@@ -180,7 +175,7 @@ std::string Umt5CudaVsCpu::dir_;
 
 // Same dtype, same rounding points: fp32 differs only by summation order.
 TEST_F(Umt5CudaVsCpu, Fp32) {
-  SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   for (const std::int64_t seq : {45, 64}) {
     const ErrorStats s = compare_vectors(run(Device::CUDA, DType::F32, seq), run(Device::CPU, DType::F32, seq));
     std::printf("[umt5 cuda vs cpu fp32, seq %lld] %s\n", static_cast<long long>(seq), describe(s).c_str());
@@ -193,7 +188,7 @@ TEST_F(Umt5CudaVsCpu, Fp32) {
 // summation order moves individual roundings but not the error's size. Limit: twice the CPU's error
 // plus 1e-3, and never above 3e-2.
 TEST_F(Umt5CudaVsCpu, Bf16AsAccurateAsCpuBf16) {
-  SKIP_WITHOUT_CUDA();
+  DATTN_SKIP_WITHOUT_CUDA();
   const std::int64_t seq = 45;
   const auto reference = run(Device::CPU, DType::F32, seq);
   const ErrorStats cpu = compare_vectors(run(Device::CPU, DType::BF16, seq), reference);

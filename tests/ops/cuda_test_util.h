@@ -13,12 +13,6 @@
 #include "ops/op_test_util.h"
 #include "support/device_case.h"
 
-#define DATTN_SKIP_WITHOUT_CUDA()                                         \
-  do {                                                                    \
-    const std::string dattn_why_ = ::dattn::test::cuda_unavailable_reason(); \
-    if (!dattn_why_.empty()) GTEST_SKIP() << dattn_why_;                  \
-  } while (0)
-
 namespace dattn::testing {
 
 // Fills `bytes` of device memory with 0xFF (a NaN in fp32, bf16 and fp16) and frees it: the ops allocate

@@ -18,6 +18,13 @@ namespace dattn::test {
 // Why a CUDA test cannot run here ("" when it can): no CUDA in this build, or no visible device.
 std::string cuda_unavailable_reason();
 
+// Skips the current GoogleTest test, saying why, when cuda_unavailable_reason() is not empty.
+#define DATTN_SKIP_WITHOUT_CUDA()                                                   \
+  do {                                                                              \
+    const std::string dattn_no_cuda_ = ::dattn::test::cuda_unavailable_reason();    \
+    if (!dattn_no_cuda_.empty()) GTEST_SKIP() << "no CUDA: " << dattn_no_cuda_;     \
+  } while (0)
+
 class DeviceProblem {
  public:
   static constexpr std::size_t kGuard = GuardedOutput::kGuard;
