@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <vector>
 
 #include "attention/backends/sparse_block/block_mask.h"
@@ -122,6 +123,18 @@ TEST(BlockMask, EstimateFromPooledBlocks) {
   EXPECT_EQ(m.at(1, 0, 0), (Blocks{0}));
   EXPECT_EQ(m.at(1, 0, 1), (Blocks{1}));
   EXPECT_EQ(m.at(1, 0, 2), (Blocks{0}));
+}
+
+TEST(BlockMask, OptionsOutsideTheirRangeAreRefused) {
+  EXPECT_NO_THROW(check_mask_options(options(1.0, 0.5, true)));
+  EXPECT_NO_THROW(check_mask_options(options({}, {}, true)));
+  for (const double bad : {0.0, -0.5, 1.5, std::nan("")}) {
+    EXPECT_THROW(check_mask_options(options(bad, {}, true)), std::invalid_argument) << "density " << bad;
+    EXPECT_THROW(check_mask_options(options({}, bad, true)), std::invalid_argument) << "cdf_threshold " << bad;
+  }
+  BlockMaskOptions zero = options(0.5, {}, true);
+  zero.block_size = 0;
+  EXPECT_THROW(check_mask_options(zero), std::invalid_argument);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "attention/backends/f32_view.h"
@@ -42,6 +43,17 @@ std::int64_t cdf_block_count(std::span<const float> scores, std::span<const std:
 }
 
 }  // namespace
+
+void check_mask_options(const BlockMaskOptions& options) {
+  if (options.block_size <= 0) throw std::invalid_argument("block mask: block size must be positive");
+  const auto in_unit = [](const char* name, const std::optional<double>& value) {
+    if (value && !(*value > 0.0 && *value <= 1.0))
+      throw std::invalid_argument(std::string("block mask: ") + name + " " + std::to_string(*value) +
+                                  " is not in (0, 1]");
+  };
+  in_unit("density", options.density);
+  in_unit("cdf_threshold", options.cdf_threshold);
+}
 
 std::int64_t density_block_count(double density, std::int64_t n_valid_blocks) {
   if (n_valid_blocks <= 0) return 0;
@@ -81,7 +93,7 @@ BlockMask estimate_block_mask(const AttentionProblem& p, const BlockMaskOptions&
   const AttentionShape& sh = p.shape;
   if (sh.dtype != DType::F32 && sh.dtype != DType::BF16 && sh.dtype != DType::F16 && sh.dtype != DType::F64)
     throw UserError("block mask: dtype " + std::string(dtype_name(sh.dtype)) + " is not a float input type");
-  if (options.block_size <= 0) throw std::invalid_argument("block mask: block size must be positive");
+  check_mask_options(options);
   const std::int64_t B = sh.batch, Sq = sh.seq_q, Sk = sh.seq_k, Hq = sh.heads_q, Hkv = sh.heads_kv;
   const std::int64_t D = sh.head_dim, group = Hq / Hkv, bs = options.block_size;
   BlockMask mask;

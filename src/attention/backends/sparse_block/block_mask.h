@@ -32,6 +32,11 @@ struct BlockMask {
   }
 };
 
+// Throws std::invalid_argument naming the field when block_size is not positive or density /
+// cdf_threshold (when given) is outside (0, 1]: the backend checks user extras before this, so
+// a failure here is a caller's bug. The CPU and CUDA estimators both call it.
+void check_mask_options(const BlockMaskOptions& options);
+
 // Blocks that a density keeps out of n valid ones: max(1, ceil(density * n)), 0 when n is 0.
 std::int64_t density_block_count(double density, std::int64_t n_valid_blocks);
 

@@ -434,6 +434,7 @@ DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockM
   if (sh.dtype != DType::BF16 && sh.dtype != DType::F16)
     throw UserError("SPARSE_BLOCK (cuda) block mask: dtype " + std::string(dtype_name(sh.dtype)) +
                     " is not bf16 or fp16");
+  check_mask_options(options);
   if (options.block_size != 64 && options.block_size != 128)
     throw UserError("SPARSE_BLOCK (cuda) block mask: block_size " + std::to_string(options.block_size) +
                     " is not 64 or 128");
