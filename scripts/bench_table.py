@@ -219,7 +219,8 @@ def main(argv=None):
 
     sparse = sparse_budget_rows(dattn.get("rows", []) if dattn else [])
     if sparse:
-        w("SPARSE_BLOCK against its target (issue: time <= 1.15 x (density x FLASH_ATTN dense + SPARSE_MASK)):")
+        w("SPARSE_BLOCK against its target (issue: time <= 1.15 x (density x FLASH_ATTN dense + SPARSE_MASK), "
+          "i.e. time / budget <= 1):")
         w("")
         w("SPARSE_ATTN is the attention kernel alone on a mask estimated before timing; SPARSE_BLOCK = "
           "SPARSE_MASK + SPARSE_ATTN, as a model calls it.")
