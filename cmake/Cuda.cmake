@@ -17,7 +17,7 @@ if(NOT _dattn_cuda STREQUAL "off")
     set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION -std=c++20)
     set(CMAKE_CUDA_STANDARD 20)
     set(DATTN_CUDA_FLAGS --expt-relaxed-constexpr)
-    # Static runtime so a binary built here runs on the GPU machine (see docs/gpu.md).
+    # Static runtime so a binary built here runs on the GPU machine (README, "Running on a GPU").
     set(CMAKE_CUDA_RUNTIME_LIBRARY Static)
     find_package(CUDAToolkit REQUIRED)
     # sm_90a for Hopper fast paths, sm_80 for the portable path.
