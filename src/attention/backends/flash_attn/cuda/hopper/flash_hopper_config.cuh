@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "attention/backends/flash_attn/cuda/hopper/ring_barriers.cuh"
+
 namespace dattn::flash::hopper {
 
 inline constexpr int kInlineLengths = 64;
@@ -66,23 +68,13 @@ struct HopperConfig {
 };
 
 template <int kHeadDim>
-struct SmemView {
+struct SmemView : RingBarriers<HopperConfig<kHeadDim>::kBarrierOffset> {
   using Cfg = HopperConfig<kHeadDim>;
-  std::uint8_t* base;
+  using RingBarriers<Cfg::kBarrierOffset>::base;
   __device__ std::uint8_t* q() const { return base; }
   __device__ std::uint8_t* k(int s) const { return base + Cfg::kTileBytes * (1 + s); }
   __device__ std::uint8_t* v(int s) const { return base + Cfg::kTileBytes * (1 + Cfg::kStages + s); }
   __device__ std::uint8_t* o() const { return base + Cfg::kTileBytes * (1 + 2 * Cfg::kStages); }
-  __device__ std::uint64_t* bar(int i) const {
-    return reinterpret_cast<std::uint64_t*>(base + Cfg::kBarrierOffset) + i;
-  }
-  // Barrier indices: 0 q_full, 1 q_empty; then per stage k_full, k_empty, v_full, v_empty.
-  __device__ std::uint64_t* q_full() const { return bar(0); }
-  __device__ std::uint64_t* q_empty() const { return bar(1); }
-  __device__ std::uint64_t* k_full(int s) const { return bar(2 + 4 * s); }
-  __device__ std::uint64_t* k_empty(int s) const { return bar(3 + 4 * s); }
-  __device__ std::uint64_t* v_full(int s) const { return bar(4 + 4 * s); }
-  __device__ std::uint64_t* v_empty(int s) const { return bar(5 + 4 * s); }
 };
 
 // A pipeline position: ring stage and the mbarrier phase parity of the n-th use of the ring.

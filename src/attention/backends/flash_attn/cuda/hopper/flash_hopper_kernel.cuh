@@ -106,22 +106,9 @@ __global__ void __launch_bounds__(HopperConfig<kHeadDim>::kThreads, 1)
 #if DATTN_SM90A
   using Cfg = HopperConfig<kHeadDim>;
   extern __shared__ std::uint8_t smem_raw[];
-  const SmemView<kHeadDim> sm{reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) &
-                                                              ~static_cast<std::uintptr_t>(1023))};
+  const SmemView<kHeadDim> sm{{aligned_smem_base(smem_raw)}};
+  init_ring_barriers<Cfg::kStages>(sm);
   const int tid = threadIdx.x;
-  if (tid == 0) {
-    mbar_init(sm.q_full(), 1);
-    mbar_init(sm.q_empty(), 8);  // one arrival per consumer warp
-    for (int s = 0; s < Cfg::kStages; ++s) {
-      mbar_init(sm.k_full(s), 1);
-      mbar_init(sm.v_full(s), 1);
-      mbar_init(sm.k_empty(s), 8);
-      mbar_init(sm.v_empty(s), 8);
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
-
   const int wg = tid / 128;
   if (wg == 0) {
     regs_dealloc<Cfg::kProducerRegs>();

@@ -40,24 +40,15 @@ struct SageConfig {
   static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
 };
 
+// Q8, K8[kStages], V8^T[kStages], the 16-bit O staging, then FLASH_ATTN's ring barriers.
 template <int kHeadDim>
-struct SageSmem {
+struct SageSmem : flash::hopper::RingBarriers<SageConfig<kHeadDim>::kBarrierOffset> {
   using Cfg = SageConfig<kHeadDim>;
-  std::uint8_t* base;
+  using flash::hopper::RingBarriers<Cfg::kBarrierOffset>::base;
   __device__ std::uint8_t* q() const { return base; }
   __device__ std::uint8_t* k(int s) const { return base + Cfg::kTileBytes * (1 + s); }
   __device__ std::uint8_t* v(int s) const { return base + Cfg::kTileBytes * (1 + Cfg::kStages + s); }
   __device__ std::uint8_t* o() const { return base + Cfg::kTileBytes * (1 + 2 * Cfg::kStages); }
-  __device__ std::uint64_t* bar(int i) const {
-    return reinterpret_cast<std::uint64_t*>(base + Cfg::kBarrierOffset) + i;
-  }
-  // 0 q_full, 1 q_empty; then per stage k_full, k_empty, v_full, v_empty (as in FLASH_ATTN).
-  __device__ std::uint64_t* q_full() const { return bar(0); }
-  __device__ std::uint64_t* q_empty() const { return bar(1); }
-  __device__ std::uint64_t* k_full(int s) const { return bar(2 + 4 * s); }
-  __device__ std::uint64_t* k_empty(int s) const { return bar(3 + 4 * s); }
-  __device__ std::uint64_t* v_full(int s) const { return bar(4 + 4 * s); }
-  __device__ std::uint64_t* v_empty(int s) const { return bar(5 + 4 * s); }
 };
 
 }  // namespace dattn::sage::hopper
