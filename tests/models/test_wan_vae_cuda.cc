@@ -28,6 +28,7 @@
 #include "dattn/models/wan_vae.h"
 #include "models/wan_vae/cuda/cuda_decoder.h"
 #include "support/device_case.h"
+#include "models/vae_test_inputs.h"
 #include "support/golden_dir.h"
 
 namespace fs = std::filesystem;
@@ -38,15 +39,8 @@ namespace {
 constexpr double kFp32Limit = 2e-5;
 constexpr double kTf32Limit = 1e-2;
 
-std::string golden_vae() { return testing::golden_dir() + "/wan_tiny/pipeline/vae"; }
-
-Tensor random_latents(const Shape& shape, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& x : v) x = normal(rng);
-  return Tensor::from_f32(v, shape);
-}
+using dattn::testing::golden_vae;
+using dattn::testing::random_latents;
 
 struct Errors {
   std::size_t nonfinite = 0;

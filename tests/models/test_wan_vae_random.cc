@@ -11,6 +11,7 @@
 
 #include "dattn/io/weight_store.h"
 #include "dattn/models/wan_vae.h"
+#include "models/vae_test_inputs.h"
 #include "support/golden_dir.h"
 
 namespace fs = std::filesystem;
@@ -18,15 +19,8 @@ using namespace dattn;
 
 namespace {
 
-std::string golden_vae() { return dattn::testing::golden_dir() + "/wan_tiny/pipeline/vae"; }
-
-Tensor random_latents(const Shape& shape, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal;
-  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& x : v) x = normal(rng);
-  return Tensor::from_f32(v, shape);
-}
+using dattn::testing::golden_vae;
+using dattn::testing::random_latents;
 
 // x[:, :, t0 : t0 + n] of a [B, C, T, H, W] tensor, or of the batch range [b0, b0 + nb).
 Tensor slice(const Tensor& x, std::int64_t b0, std::int64_t nb, std::int64_t t0, std::int64_t n) {
