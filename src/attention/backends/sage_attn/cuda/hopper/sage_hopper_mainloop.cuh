@@ -29,28 +29,34 @@ using flash::hopper::wgmma_commit;
 using flash::hopper::wgmma_fence;
 using flash::hopper::wgmma_wait;
 
+// A descriptor advanced by `bytes` along its operand's rows: the start address is the low field, in
+// 16-byte units, and no operand here comes near its 14-bit limit (shared memory is < 256 KB).
+__device__ __forceinline__ std::uint64_t desc_advance(std::uint64_t desc, std::uint32_t bytes) {
+  return desc + (bytes >> 4);
+}
+
+// S = Q8 K8^T from the descriptors of the Q block and the K tile (built once per kernel: recomputing
+// them per tile cost ~80 uniform-datapath instructions per warp and tile).
 template <int kHeadDim>
-__device__ __forceinline__ void issue_qk(std::int32_t* s, std::uint32_t q_addr, std::uint32_t k_addr) {
-  using Cfg = SageConfig<kHeadDim>;
+__device__ __forceinline__ void issue_qk(std::int32_t* s, std::uint64_t q_desc, std::uint64_t k_desc) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 32; ++kk)
-    igmma_m64n128k32(s, make_desc_sw(q_addr + kk * 32, Cfg::kQkAtom, Cfg::kQkSwizzle),
-                     make_desc_sw(k_addr + kk * 32, Cfg::kQkAtom, Cfg::kQkSwizzle), kk > 0);
+    igmma_m64n128k32(s, desc_advance(q_desc, kk * 32), desc_advance(k_desc, kk * 32), kk > 0);
   wgmma_commit();
 }
 
 // O_tile (+)= P8 V8 over 128 keys (4 k-steps of 32); V^T rows are 128 bytes (128B swizzle). `accumulate`
 // = 0 starts a fresh tile sum.
 template <int kHeadDim>
-__device__ __forceinline__ void issue_pv(float* ot, const std::uint32_t* p, std::uint32_t v_addr, int accumulate) {
+__device__ __forceinline__ void issue_pv(float* ot, const std::uint32_t* p, std::uint64_t v_desc, int accumulate) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
     if constexpr (kHeadDim == 128)
-      qgmma_m64n128k32(ot, p + 4 * kk, make_desc_sw(v_addr + kk * 32, 1024, 1), kk > 0 || accumulate);
+      qgmma_m64n128k32(ot, p + 4 * kk, desc_advance(v_desc, kk * 32), kk > 0 || accumulate);
     else
-      qgmma_m64n64k32(ot, p + 4 * kk, make_desc_sw(v_addr + kk * 32, 1024, 1), kk > 0 || accumulate);
+      qgmma_m64n64k32(ot, p + 4 * kk, desc_advance(v_desc, kk * 32), kk > 0 || accumulate);
   }
   wgmma_commit();
 }
@@ -152,6 +158,11 @@ __device__ __forceinline__ void softmax_step(std::int32_t* si, float* s, float* 
 
 // Runs the key tiles of one work tile for consumer warpgroup `cw`. On return `o` holds acc (step 6) and
 // `l` this thread's partial row sums; Q has been released.
+//
+// Two accumulators: `ot`, the FP8 tensor core's sum over up to kFoldTiles tiles, and `o` in fp32, kept
+// lazily as acc = o * c + ot with a per-row factor c. A grown row max multiplies c and ot by alpha (o is
+// left alone); the fold o = o * c + ot is one FFMA per element. This halves the rescale work of a
+// naive "multiply both by alpha", which ran on about half of all tiles.
 template <int kHeadDim, bool kPingPong>
 __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, const SageSmem<kHeadDim>& sm, int cw,
                                                   int n_tiles, int kv_len, int ring, float q_scale,
@@ -165,9 +176,13 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
   std::uint32_t pr[16];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) o[i] = ot[i] = 0.f;
-  float m[2] = {-INFINITY, -INFINITY}, alpha[2];
+  float m[2] = {-INFINITY, -INFINITY}, alpha[2], c[2] = {1.f, 1.f};
   l[0] = l[1] = 0.f;
-  const std::uint32_t q_addr = smem_u32(sm.q()) + cw * 64 * kHeadDim;
+  const std::uint64_t q_desc = make_desc_sw(smem_u32(sm.q()) + cw * 64 * kHeadDim, Cfg::kQkAtom, Cfg::kQkSwizzle);
+  const std::uint64_t k_desc0 = make_desc_sw(smem_u32(sm.k(0)), Cfg::kQkAtom, Cfg::kQkSwizzle);
+  const std::uint64_t v_desc0 = make_desc_sw(smem_u32(sm.v(0)), 1024, 1);
+  const auto k_desc = [&](int stage) { return desc_advance(k_desc0, stage * Cfg::kTileBytes); };
+  const auto v_desc = [&](int stage) { return desc_advance(v_desc0, stage * Cfg::kTileBytes); };
   const int last_limit = kv_len - (n_tiles - 1) * Cfg::kBlockN;
   const auto sched_wait = [&] {
     if constexpr (kPingPong) named_sync(1 + cw, 256);
@@ -178,19 +193,28 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
   const auto release_q = [&](int j) {
     if (j == n_tiles - 1 && lane == 0) mbar_arrive(sm.q_empty());
   };
-  const auto tile_scales = [&](int j, float* sc) {
-    sc[0] = __fmul_rn(q_scale, __ldg(k_scale + 2 * j));
-    sc[1] = __fmul_rn(q_scale, __ldg(k_scale + 2 * j + 1));
+  // The k block scales of tile j, loaded one tile ahead so that no global load sits on the softmax's path.
+  const auto load_k_scales = [&](int j, float* ks) {
+    const int jj = min(j, n_tiles - 1);
+    ks[0] = __ldg(k_scale + 2 * jj);
+    ks[1] = __ldg(k_scale + 2 * jj + 1);
+  };
+  const auto tile_scales = [&](const float* ks, float* sc) {
+    sc[0] = __fmul_rn(q_scale, ks[0]);
+    sc[1] = __fmul_rn(q_scale, ks[1]);
   };
   if (kPingPong && cw == 1) named_arrive(1, 256);  // warpgroup 0 goes first
 
+  float ks_next[2];
   {
-    float sc[2];
-    tile_scales(0, sc);
+    float ks[2], sc[2];
+    load_k_scales(0, ks);
+    load_k_scales(1, ks_next);
+    tile_scales(ks, sc);
     const Slot k0(ring);
     mbar_wait(sm.k_full(k0.stage), k0.phase);
     sched_wait();
-    issue_qk<kHeadDim>(si, q_addr, smem_u32(sm.k(k0.stage)));
+    issue_qk<kHeadDim>(si, q_desc, k_desc(k0.stage));
     sched_signal();
     wgmma_wait<0>();
     fence_regs(reinterpret_cast<std::uint32_t*>(si), 64);
@@ -201,17 +225,18 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
   }
 
   // ot holds the P.V sums of `pending` tiles (the same count in every warp, so the wgmma's
-  // accumulate flag is uniform); o and ot are both relative to the current row max.
+  // accumulate flag is uniform); acc = o * c + ot, relative to the current row max.
   int pending = 0;
   for (int j = 1; j < n_tiles; ++j) {
     float sc[2];
-    tile_scales(j, sc);
+    tile_scales(ks_next, sc);
+    load_k_scales(j + 1, ks_next);
     const Slot cur(ring + j), prev(ring + j - 1);
     mbar_wait(sm.k_full(cur.stage), cur.phase);
     mbar_wait(sm.v_full(prev.stage), prev.phase);
     sched_wait();
-    issue_qk<kHeadDim>(si, q_addr, smem_u32(sm.k(cur.stage)));
-    issue_pv<kHeadDim>(ot, pr, smem_u32(sm.v(prev.stage)), pending > 0);
+    issue_qk<kHeadDim>(si, q_desc, k_desc(cur.stage));
+    issue_pv<kHeadDim>(ot, pr, v_desc(prev.stage), pending > 0);
     sched_signal();
     ++pending;
     wgmma_wait<1>();  // S done (P V of tile j - 1 may still run)
@@ -223,18 +248,21 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
     fence_regs(ot, kAcc);
     fence_regs(pr, 16);
     if (lane == 0) mbar_arrive(sm.v_empty(prev.stage));
-    // A grown row max rescales both sums (alpha is exactly 1 for the rows that did not grow).
-    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
-#pragma unroll
-      for (int i = 0; i < kAcc; ++i) {
-        o[i] *= alpha[(i >> 1) & 1];
-        ot[i] *= alpha[(i >> 1) & 1];
-      }
-    }
     if (pending == kFoldTiles) {
+      // Fold at the old max, then the whole of acc is o: its factor becomes alpha (1 where no row grew).
 #pragma unroll
-      for (int i = 0; i < kAcc; ++i) o[i] += ot[i];
+      for (int i = 0; i < kAcc; ++i) o[i] = fmaf(o[i], c[(i >> 1) & 1], ot[i]);
+      c[0] = alpha[0];
+      c[1] = alpha[1];
       pending = 0;
+    } else {
+      c[0] *= alpha[0];
+      c[1] *= alpha[1];
+      // A grown row max rescales the FP8 sum (alpha is exactly 1 for the rows that did not grow).
+      if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) ot[i] *= alpha[(i >> 1) & 1];
+      }
     }
     pack_p(s, pr);
   }
@@ -242,13 +270,13 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
     const Slot last(ring + n_tiles - 1);
     mbar_wait(sm.v_full(last.stage), last.phase);
     sched_wait();
-    issue_pv<kHeadDim>(ot, pr, smem_u32(sm.v(last.stage)), pending > 0);
+    issue_pv<kHeadDim>(ot, pr, v_desc(last.stage), pending > 0);
     sched_signal();
     wgmma_wait<0>();
     fence_regs(ot, kAcc);
     if (lane == 0) mbar_arrive(sm.v_empty(last.stage));
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i) o[i] += ot[i];
+    for (int i = 0; i < kAcc; ++i) o[i] = fmaf(o[i], c[(i >> 1) & 1], ot[i]);
   }
   if (kPingPong && cw == 0) named_sync(1, 256);  // consume warpgroup 1's last signal
 }
