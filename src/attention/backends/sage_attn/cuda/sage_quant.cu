@@ -221,30 +221,41 @@ __global__ void __launch_bounds__(128) quant_q_kernel(const T* q, SageBuffers s,
 
 // Step 5: one tile of 128 keys per CTA, transposed through shared memory to V^T rows of 128 bytes,
 // keys permuted within groups of 16 (v_key_position). Invalid and padded keys are 0.
+// A warp writes one byte per thread into 16 (D = 128) or 8 (D = 64) channel rows of the tile at once.
+// Rows of 128 bytes all start in bank 0, so the column is XOR-swizzled by 8 * (channel / 8): each of
+// those rows lands in its own 4-byte bank (unswizzled, the stores were 16-way bank conflicts and this
+// kernel took half of the whole quantization pass). The read-out undoes the swizzle per 16-byte chunk.
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads) quant_v_kernel(const T* v, SageBuffers s) {
-  constexpr int kLanes = D / 8;
+  constexpr int kLanes = D / 8, kIters = kTileRows * kLanes / kThreads;
+  static_assert(kThreads % kLanes == 0, "a thread keeps its 8 channels across iterations");
   __shared__ alignas(16) std::uint8_t tile[D][kTileRows];
   const int t0 = blockIdx.x * kTileRows, bh = blockIdx.y, b = bh / s.heads_kv, hk = bh % s.heads_kv;
-  const float* sv = s.v_scale + static_cast<std::int64_t>(bh) * D;
-  for (int idx = threadIdx.x; idx < kTileRows * kLanes; idx += kThreads) {
-    const int p = idx / kLanes, c8 = idx % kLanes, j = t0 + p;
+  const int c8 = threadIdx.x % kLanes, swz = 8 * c8;
+  float sv[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) sv[e] = s.v_scale[static_cast<std::int64_t>(bh) * D + c8 * 8 + e];
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int p = (it * kThreads + static_cast<int>(threadIdx.x)) / kLanes, j = t0 + p;
     const int pos = (p / 16) * 16 + v_key_position(p % 16);
     float x[8];
     const bool valid = j < s.seq_k && key_valid(s, b, j);
     if (valid) load8(v + ((static_cast<std::int64_t>(b) * s.seq_k + j) * s.heads_kv + hk) * D + c8 * 8, x);
 #pragma unroll
     for (int e = 0; e < 8; ++e)
-      tile[c8 * 8 + e][pos] =
-          valid ? static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(__fdiv_rn(x[e], sv[c8 * 8 + e]), __NV_SATFINITE,
-                                                                  __NV_E4M3))
+      tile[c8 * 8 + e][pos ^ swz] =
+          valid ? static_cast<std::uint8_t>(__nv_cvt_float_to_fp8(__fdiv_rn(x[e], sv[e]), __NV_SATFINITE, __NV_E4M3))
                 : 0;
   }
   __syncthreads();
   for (int idx = threadIdx.x; idx < D * (kTileRows / 16); idx += kThreads) {
-    const int d = idx / (kTileRows / 16), c = idx % (kTileRows / 16);
-    *reinterpret_cast<uint4*>(s.v8t + (static_cast<std::int64_t>(bh) * D + d) * s.seq_k_pad + t0 + c * 16) =
-        *reinterpret_cast<const uint4*>(&tile[d][c * 16]);
+    const int d = idx / (kTileRows / 16), c = idx % (kTileRows / 16), row_swz = 8 * (d / 8);
+    // Logical bytes [16c, 16c + 16) sit in physical chunk c ^ (row_swz / 16), halves swapped when bit 3
+    // of the swizzle is set.
+    uint4 u = *reinterpret_cast<const uint4*>(&tile[d][(c * 16) ^ (row_swz & ~15)]);
+    if (row_swz & 8) u = make_uint4(u.z, u.w, u.x, u.y);
+    *reinterpret_cast<uint4*>(s.v8t + (static_cast<std::int64_t>(bh) * D + d) * s.seq_k_pad + t0 + c * 16) = u;
   }
 }
 
