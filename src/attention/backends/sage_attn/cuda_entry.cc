@@ -26,4 +26,13 @@ void sage_quantize_only_cuda_entry(const AttentionProblem& problem) {
 #endif
 }
 
+SageQuantized sage_quantize_download_cuda_entry(const AttentionProblem& problem) {
+#ifdef DATTN_WITH_CUDA
+  return sage_quantize_download_cuda(problem);
+#else
+  (void)problem;
+  throw UserError("SAGE_ATTN: dattn was built without CUDA");
+#endif
+}
+
 }  // namespace dattn::sage

@@ -26,5 +26,7 @@ inline void sage_attention_cuda(const AttentionProblem& problem) {
 // Only the quantization pass, into a workspace allocated and freed here (for benchmarks: its share of
 // the time).
 void sage_quantize_only_cuda(const AttentionProblem& problem);
+// The quantization pass, its buffers copied to the host (waits for the stream): for tests.
+SageQuantized sage_quantize_download_cuda(const AttentionProblem& problem);
 
 }  // namespace dattn::sage

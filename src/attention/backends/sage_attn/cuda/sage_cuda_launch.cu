@@ -139,4 +139,27 @@ void sage_quantize_only_cuda(const AttentionProblem& problem) {
   cuda_impl::sage_quantize_cuda(problem, ws.buffers(), ws.scratch());
 }
 
+SageQuantized sage_quantize_download_cuda(const AttentionProblem& problem) {
+  const Workspace ws(problem);
+  cuda_impl::sage_quantize_cuda(problem, ws.buffers(), ws.scratch());
+  const SageBuffers& s = ws.buffers();
+  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const std::size_t bq = std::size_t(s.batch) * s.heads_q, bkv = std::size_t(s.batch) * s.heads_kv, D = s.head_dim;
+  SageQuantized h;
+  h.seq_q_pad = s.seq_q_pad;
+  h.seq_k_pad = s.seq_k_pad;
+  const auto fetch = [&](auto& dst, const void* src, std::size_t n) {
+    dst.resize(n);
+    DATTN_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src, n * sizeof(dst[0]), cudaMemcpyDeviceToHost, stream));
+  };
+  fetch(h.q8, s.q8, bq * s.seq_q_pad * D);
+  fetch(h.q_scale, s.q_scale, bq * (s.seq_q_pad / kQBlock));
+  fetch(h.k8, s.k8, bkv * s.seq_k_pad * D);
+  fetch(h.k_scale, s.k_scale, bkv * (s.seq_k_pad / kKBlock));
+  fetch(h.v8t, s.v8t, bkv * D * s.seq_k_pad);
+  fetch(h.v_scale, s.v_scale, bkv * D);
+  DATTN_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return h;
+}
+
 }  // namespace dattn::sage
