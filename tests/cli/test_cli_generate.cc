@@ -109,6 +109,59 @@ TEST(CliGenerate, RefusesBadArgumentsBeforeAnyWork) {
   const std::string unwritable = temp_path("no_such_folder") + "/video.mp4";
   expect_refused(golden_args(unwritable), unwritable, "does not exist");
   expect_refused(golden_args(temp_path("bad.avi")), temp_path("bad.avi"), ".avi");
+  expect_refused(golden_args(out) + " --validate-against NOPE", out, "Unknown diffusion attention backend: 'NOPE'");
+  expect_refused(golden_args(out) + " --validate-min-psnr 30", out, "--validate-min-psnr needs --validate-against");
+}
+
+// TORCH_SDPA and FLASH_ATTN are both exact: the validation sees the same video up to fp32 rounding,
+// times both runs, and reports each run's backends.
+TEST(CliGenerate, ValidatesAgainstABaselineBackend) {
+  const std::string out = temp_path("validated.safetensors"), report = temp_path("validated.json");
+  const CliResult r = run_dattn(golden_args(out) + " --diffusion-attention-backend TORCH_SDPA --validate-against "
+                                "flash_attn --report " + shell_quote(report));
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"validation against FLASH_ATTN", "this run:  self=TORCH_SDPA, cross=TORCH_SDPA",
+                        "baseline:  self=FLASH_ATTN, cross=FLASH_ATTN", "end to end", "DiT stage", "median step",
+                        "video PSNR", "latents        rel L2"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
+  EXPECT_NE(r.err.find("[dattn baseline] step 4/4"), std::string::npos) << r.err;
+  std::ifstream in(report);
+  const nlohmann::json v = nlohmann::json::parse(in).at("validation");
+  EXPECT_EQ(v.at("baseline"), "FLASH_ATTN");
+  EXPECT_EQ(v.at("this_run").at("attention").at("self"), "TORCH_SDPA");
+  EXPECT_EQ(v.at("baseline_run").at("attention").at("cross"), "FLASH_ATTN");
+  EXPECT_GT(v.at("baseline_run").at("dit_ms").get<double>(), 0.0);
+  EXPECT_GT(v.at("this_run").at("median_step_ms").get<double>(), 0.0);
+  if (!v.at("identical").get<bool>()) {
+    EXPECT_GT(v.at("psnr_db").get<double>(), 90.0) << v.dump();
+  }
+  EXPECT_LT(v.at("latents_rel_l2").get<double>(), 1e-4) << v.dump();
+  EXPECT_GT(v.at("latents_cosine").get<double>(), 0.999999) << v.dump();
+  fs::remove(out);
+  fs::remove(report);
+}
+
+// A lossy configuration below the required PSNR: exit status 3 with the measured value, and nothing
+// lost (the video and the report are written first).
+TEST(CliGenerate, ValidationBelowTheMinimumPsnrFails) {
+  const std::string out = temp_path("lossy.safetensors"), report = temp_path("lossy.json");
+  const CliResult r = run_dattn(golden_args(out) +
+                                " --diffusion-attention-backend SPARSE_BLOCK"
+                                " --diffusion-attention-config.default.extra.block_size 64"
+                                " --diffusion-attention-config.default.extra.density 0.5"
+                                " --validate-against FLASH_ATTN --validate-min-psnr 80 --report " +
+                                shell_quote(report));
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("validation failed: video PSNR"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("against FLASH_ATTN is below --validate-min-psnr 80"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(out));
+  std::ifstream in(report);
+  const nlohmann::json v = nlohmann::json::parse(in).at("validation");
+  EXPECT_FALSE(v.at("identical").get<bool>());
+  EXPECT_LT(v.at("psnr_db").get<double>(), 80.0);
+  EXPECT_GT(v.at("psnr_db").get<double>(), 20.0);  // lossy, not broken
+  fs::remove(out);
+  fs::remove(report);
 }
 
 }  // namespace

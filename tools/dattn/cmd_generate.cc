@@ -16,6 +16,7 @@
 #include "dattn/core/error.h"
 #include "dattn/device_option.h"
 #include "dattn/generate_report.h"
+#include "dattn/generate_validation.h"
 #include "dattn/io/video_writer.h"
 #include "dattn/pipeline/wan_t2v.h"
 
@@ -30,7 +31,12 @@ struct GenerateOptions {
   std::uint64_t seed = 0;
   double guidance_scale = 5.0;
   std::optional<double> flow_shift;
+  std::string validate_against;            // a baseline backend: run the request again on it and compare
+  std::optional<double> validate_min_psnr;  // dB; below it the command exits with kValidationFailed
 };
+
+// Exit status when --validate-min-psnr is not met (the output and report are written all the same).
+constexpr int kValidationFailed = 3;
 
 DType run_dtype(const std::string& text) {
   const auto d = parse_dtype(text);
@@ -75,10 +81,34 @@ nlohmann::json stage_memory_json(const std::vector<StageMemory>& stages) {
 }
 
 // One line per denoising step on stderr, so stdout keeps only the summary.
-void print_progress(int i, int n, double t, double step_ms, double elapsed_ms) {
+void print_progress(const char* tag, int i, int n, double t, double step_ms, double elapsed_ms) {
   const double eta_s = (elapsed_ms / (i + 1)) * (n - i - 1) / 1000.0;
-  std::fprintf(stderr, "[dattn] step %d/%d  t=%g  %.2f s/step  elapsed %.1f s  eta %.1f s\n", i + 1, n, t,
+  std::fprintf(stderr, "[%s] step %d/%d  t=%g  %.2f s/step  elapsed %.1f s  eta %.1f s\n", tag, i + 1, n, t,
                step_ms / 1000.0, elapsed_ms / 1000.0, eta_s);
+}
+
+// Runs the pipeline once, recording what a validation compares (the final latents only when asked:
+// copying them costs a little at every run's last step).
+RunRecord run_recorded(const WanPipelineInfo& info, const WanT2VRequest& request, const WanRunSettings& settings,
+                       const char* tag, bool keep_latents, WanT2VResult* full) {
+  RunRecord rec;
+  WanT2VObserver observer;
+  observer.on_step = [&](int i, int n, double t, const Tensor& latents, double step_ms) {
+    rec.step_ms.push_back(step_ms);
+    double elapsed = 0;
+    for (double ms : rec.step_ms) elapsed += ms;
+    print_progress(tag, i, n, t, step_ms, elapsed);
+    if (keep_latents && i == n - 1) rec.latents = latents.to_f64_vector();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  WanT2VResult result = generate_wan_t2v(info, request, settings, observer);
+  rec.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& [stage, ms] : result.stage_ms)
+    if (stage == "denoising") rec.dit_ms = ms;
+  rec.attention = result.attention;
+  rec.frames = result.frames;
+  *full = std::move(result);
+  return rec;
 }
 
 int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
@@ -110,14 +140,14 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   check_output_path(o.output, video);
   check_frame_size(o.output, o.height, o.width);
   check_report_path(o.report);
+  if (o.validate_min_psnr && o.validate_against.empty())
+    throw UserError("--validate-min-psnr needs --validate-against BACKEND (the run to compare with)");
+  const bool validate = !o.validate_against.empty();
+  WanRunSettings baseline = settings;
+  if (validate) baseline.attention = baseline_settings(o.validate_against);
 
-  double denoise_ms = 0;
-  WanT2VObserver observer;
-  observer.on_step = [&](int i, int n, double t, const Tensor&, double step_ms) {
-    denoise_ms += step_ms;
-    print_progress(i, n, t, step_ms, denoise_ms);
-  };
-  WanT2VResult result = generate_wan_t2v(info, request, settings, observer);
+  WanT2VResult result;
+  RunRecord record = run_recorded(info, request, settings, "dattn", validate, &result);
 
   const auto write_start = std::chrono::steady_clock::now();
   GenerateReport report;
@@ -145,8 +175,16 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     if (m.peak_host_bytes > report.peak_host_bytes) report.peak_host_bytes = m.peak_host_bytes;
   std::fputs(summary_text(report).c_str(), stdout);
   std::fputs(stage_memory_text(result.stage_memory).c_str(), stdout);
+  std::optional<ValidationResult> validation;
+  if (validate) {
+    WanT2VResult base_result;
+    RunRecord base = run_recorded(info, request, baseline, "dattn baseline", true, &base_result);
+    validation = compare_runs(baseline.attention.config.default_spec->backend, std::move(record), std::move(base));
+    std::fputs(validation_text(*validation).c_str(), stdout);
+  }
   if (!o.report.empty()) {
     nlohmann::json j = summary_json(report);
+    if (validation) j["validation"] = validation_json(*validation);
     j["stage_memory"] = stage_memory_json(result.stage_memory);
     std::int64_t device_peak = -1;
     for (const auto& m : result.stage_memory) device_peak = std::max(device_peak, m.peak_device_bytes);
@@ -154,6 +192,11 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     std::ofstream out(o.report);
     out << j.dump(2) << "\n";
     if (!out) throw UserError("--report '" + o.report + "': cannot write");
+  }
+  if (validation && o.validate_min_psnr && !(validation->psnr_db >= *o.validate_min_psnr)) {
+    std::fprintf(stderr, "dattn: validation failed: video PSNR %.2f dB against %s is below --validate-min-psnr %g\n",
+                 validation->psnr_db, validation->baseline.c_str(), *o.validate_min_psnr);
+    return kValidationFailed;
   }
   return 0;
 }
@@ -187,6 +230,14 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--device", o->device, "cpu or cuda: where the text encoder and the transformer run")->capture_default_str();
   app->add_option("--dtype", o->dtype, "Transformer dtype: fp32, bf16 or fp16")->capture_default_str();
   app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
+  app->add_option("--validate-against", o->validate_against,
+                  "Run the same request again with every attention role on this backend (e.g. FLASH_ATTN) and "
+                  "compare: end-to-end, DiT-stage and median step time, video PSNR, latents rel L2")
+      ->type_name("BACKEND");
+  app->add_option("--validate-min-psnr", o->validate_min_psnr,
+                  "With --validate-against: exit with status 3 when the video PSNR is below this (dB); the "
+                  "output and report are still written")
+      ->type_name("DB");
   document_attention_flags(*app);
   return {app, true, [o](const CommandContext& ctx) { return run_generate(*o, ctx); }};
 }

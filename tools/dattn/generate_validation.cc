@@ -1,0 +1,125 @@
+#include "dattn/generate_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <utility>
+
+#include "dattn/attention/metrics.h"
+#include "dattn/core/error.h"
+
+namespace dattn::tool {
+namespace {
+
+// PSNR with peak 1 from a mean squared error; +inf for identical outputs.
+double psnr_from_mse(double mse) {
+  return mse > 0 ? 10.0 * std::log10(1.0 / mse) : std::numeric_limits<double>::infinity();
+}
+
+std::string db_text(double db) {
+  if (std::isinf(db)) return "inf (identical)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f dB", db);
+  return buf;
+}
+
+// JSON has no infinity: identical outputs give null (and "identical": true beside it).
+nlohmann::json db_json(double db) { return std::isinf(db) ? nlohmann::json(nullptr) : nlohmann::json(db); }
+
+std::string backends_text(const std::vector<Resolution>& attention) {
+  std::string out;
+  for (const auto& a : attention) out += (out.empty() ? "" : ", ") + a.role + "=" + a.backend;
+  return out;
+}
+
+nlohmann::json run_json(const RunRecord& r) {
+  nlohmann::json attention = nlohmann::json::object();
+  for (const auto& a : r.attention) attention[a.role] = a.backend;
+  return {{"total_ms", r.total_ms}, {"dit_ms", r.dit_ms}, {"median_step_ms", median_step_ms(r)},
+          {"attention", attention}};
+}
+
+}  // namespace
+
+double median_step_ms(const RunRecord& r) {
+  if (r.step_ms.empty()) return 0;
+  std::vector<double> s = r.step_ms;
+  std::sort(s.begin(), s.end());
+  const std::size_t n = s.size();
+  return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+AttentionSettings baseline_settings(const std::string& backend) {
+  AttentionConfig config;
+  config.default_spec = AttentionSpec{backend, nlohmann::json::object()};
+  AttentionSettings settings;
+  settings.config = config.normalized();  // canonical name; ConfigError names an unknown one
+  return settings;
+}
+
+ValidationResult compare_runs(const std::string& baseline, RunRecord candidate, RunRecord base) {
+  const Tensor& a = candidate.frames;
+  const Tensor& b = base.frames;
+  if (a.shape() != b.shape() || candidate.latents.size() != base.latents.size())
+    throw std::logic_error("validation: the two runs produced outputs of different shapes");
+  ValidationResult v;
+  v.baseline = baseline;
+  const std::vector<double> fa = a.to_f64_vector(), fb = b.to_f64_vector();
+  const std::int64_t frames = a.dim(0), per_frame = a.numel() / std::max<std::int64_t>(frames, 1);
+  double total_sq = 0, worst_frame_mse = 0;
+  for (std::int64_t f = 0; f < frames; ++f) {
+    double sq = 0;
+    for (std::int64_t i = f * per_frame; i < (f + 1) * per_frame; ++i) sq += (fa[i] - fb[i]) * (fa[i] - fb[i]);
+    total_sq += sq;
+    worst_frame_mse = std::max(worst_frame_mse, sq / static_cast<double>(per_frame));
+  }
+  v.psnr_db = psnr_from_mse(total_sq / static_cast<double>(fa.size()));
+  v.min_frame_psnr_db = psnr_from_mse(worst_frame_mse);
+  v.video_rel_l2 = compare(fa.data(), fb.data(), fa.size()).rel_l2;
+  const ErrorStats lat = compare(candidate.latents.data(), base.latents.data(), base.latents.size());
+  v.latents_rel_l2 = lat.rel_l2;
+  v.latents_cosine = lat.cosine;
+  v.candidate = std::move(candidate);
+  v.base = std::move(base);
+  return v;
+}
+
+std::string validation_text(const ValidationResult& v) {
+  const auto ratio = [](double base, double cand) { return cand > 0 ? base / cand : 0.0; };
+  const double cand_step = median_step_ms(v.candidate), base_step = median_step_ms(v.base);
+  std::ostringstream out;
+  char buf[256];
+  out << "validation against " << v.baseline << " (same request; the baseline ran second):\n";
+  out << "  this run:  " << backends_text(v.candidate.attention) << "\n";
+  out << "  baseline:  " << backends_text(v.base.attention) << "\n";
+  std::snprintf(buf, sizeof buf, "  end to end     %10.1f ms vs %10.1f ms  (%.2fx)\n", v.candidate.total_ms,
+                v.base.total_ms, ratio(v.base.total_ms, v.candidate.total_ms));
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  DiT stage      %10.1f ms vs %10.1f ms  (%.2fx)\n", v.candidate.dit_ms, v.base.dit_ms,
+                ratio(v.base.dit_ms, v.candidate.dit_ms));
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  median step    %10.1f ms vs %10.1f ms  (%.2fx; the fairest speed figure)\n",
+                cand_step, base_step, ratio(base_step, cand_step));
+  out << buf;
+  out << "  video PSNR     " << db_text(v.psnr_db) << " (worst frame " << db_text(v.min_frame_psnr_db) << ")\n";
+  std::snprintf(buf, sizeof buf, "  video rel L2   %.3e\n  latents        rel L2 %.3e, cosine %.6f\n", v.video_rel_l2,
+                v.latents_rel_l2, v.latents_cosine);
+  out << buf;
+  return out.str();
+}
+
+nlohmann::json validation_json(const ValidationResult& v) {
+  return {{"baseline", v.baseline},
+          {"this_run", run_json(v.candidate)},
+          {"baseline_run", run_json(v.base)},
+          {"psnr_db", db_json(v.psnr_db)},
+          {"min_frame_psnr_db", db_json(v.min_frame_psnr_db)},
+          {"identical", std::isinf(v.psnr_db)},
+          {"video_rel_l2", v.video_rel_l2},
+          {"latents_rel_l2", v.latents_rel_l2},
+          {"latents_cosine", v.latents_cosine}};
+}
+
+}  // namespace dattn::tool

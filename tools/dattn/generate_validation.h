@@ -1,0 +1,48 @@
+#pragma once
+// `dattn generate --validate-against BACKEND`: the same request (model, prompt, seed, size, frames,
+// steps, device, dtype) run a second time with every attention role on one baseline backend, and the
+// user's run compared with it on end-to-end time, DiT-stage time and output quality.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/attention/config.h"
+#include "dattn/pipeline/wan_t2v.h"
+
+namespace dattn::tool {
+
+// What one run of the pipeline took, and what it produced for the comparison.
+struct RunRecord {
+  double total_ms = 0;               // generate_wan_t2v, all stages (loading included)
+  double dit_ms = 0;                 // the "denoising" stage
+  std::vector<double> step_ms;       // per denoising step
+  std::vector<Resolution> attention;  // the backend each role resolved to
+  Tensor frames;                     // [F, H, W, 3] float32 in [0, 1]
+  std::vector<double> latents;       // the last step's latents (the DiT's output before the VAE)
+};
+
+// The median of the per-step times: the fairest speed figure, since the first step of a process pays
+// one-time set-up (kernel plans, memory pools) that the second run does not.
+double median_step_ms(const RunRecord& r);
+
+struct ValidationResult {
+  std::string baseline;  // canonical backend name
+  RunRecord candidate, base;
+  double psnr_db = 0;            // whole video, peak 1; +inf when identical
+  double min_frame_psnr_db = 0;  // the worst single frame
+  double video_rel_l2 = 0;       // ||candidate - baseline|| / ||baseline|| over all pixels
+  double latents_rel_l2 = 0, latents_cosine = 1;
+};
+
+// Settings that run every attention role on `backend` (canonical name checked: ConfigError when unknown).
+AttentionSettings baseline_settings(const std::string& backend);
+
+// Compares two finished runs of the same request (frames and latents of equal shapes).
+ValidationResult compare_runs(const std::string& baseline, RunRecord candidate, RunRecord base);
+
+std::string validation_text(const ValidationResult& v);
+nlohmann::json validation_json(const ValidationResult& v);
+
+}  // namespace dattn::tool
