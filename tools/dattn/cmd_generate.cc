@@ -88,16 +88,16 @@ void print_progress(const char* tag, int i, int n, double t, double step_ms, dou
 }
 
 // Runs the pipeline once, recording what a validation compares (the final latents only when asked:
-// copying them costs a little at every run's last step).
+// copying them costs a little at the run's last step). `full`, when given, receives the whole result.
 RunRecord run_recorded(const WanPipelineInfo& info, const WanT2VRequest& request, const WanRunSettings& settings,
-                       const char* tag, bool keep_latents, WanT2VResult* full) {
+                       const char* tag, bool keep_latents, WanT2VResult* full = nullptr) {
   RunRecord rec;
+  double elapsed_ms = 0;
   WanT2VObserver observer;
   observer.on_step = [&](int i, int n, double t, const Tensor& latents, double step_ms) {
     rec.step_ms.push_back(step_ms);
-    double elapsed = 0;
-    for (double ms : rec.step_ms) elapsed += ms;
-    print_progress(tag, i, n, t, step_ms, elapsed);
+    elapsed_ms += step_ms;
+    print_progress(tag, i, n, t, step_ms, elapsed_ms);
     if (keep_latents && i == n - 1) rec.latents = latents.to_f64_vector();
   };
   const auto start = std::chrono::steady_clock::now();
@@ -107,7 +107,7 @@ RunRecord run_recorded(const WanPipelineInfo& info, const WanT2VRequest& request
     if (stage == "denoising") rec.dit_ms = ms;
   rec.attention = result.attention;
   rec.frames = result.frames;
-  *full = std::move(result);
+  if (full) *full = std::move(result);
   return rec;
 }
 
@@ -177,8 +177,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   std::fputs(stage_memory_text(result.stage_memory).c_str(), stdout);
   std::optional<ValidationResult> validation;
   if (validate) {
-    WanT2VResult base_result;
-    RunRecord base = run_recorded(info, request, baseline, "dattn baseline", true, &base_result);
+    RunRecord base = run_recorded(info, request, baseline, "dattn baseline", true);
     validation = compare_runs(baseline.attention.config.default_spec->backend, std::move(record), std::move(base));
     std::fputs(validation_text(*validation).c_str(), stdout);
   }
