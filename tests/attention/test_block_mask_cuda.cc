@@ -145,7 +145,8 @@ TEST(BlockMaskCuda, MatchesCpuOnOtherShapes) {
       {{1, 300, 77, 3, 1, 36, DType::BF16}, MaskMode::Lengths, 128},  // one key block; H*D not a multiple of 8
       {{1, 300, 77, 3, 1, 36, DType::F16}, MaskMode::None, 64},
       {{2, 77, 300, 2, 2, 128, DType::BF16}, MaskMode::KeyMask, 128},  // Sq < Sk, one query block
-      {{1, 1000, 19200, 2, 1, 16, DType::F16}, MaskMode::Lengths, 64},  // 300 key blocks
+      {{1, 200, 8192, 2, 1, 16, DType::F16}, MaskMode::None, 64},       // 128 key blocks: a full 128-slot sort
+      {{1, 1000, 19200, 2, 1, 16, DType::F16}, MaskMode::Lengths, 64},  // 300 key blocks: the score kernel
       {{1, 256, 320000, 1, 1, 8, DType::BF16}, MaskMode::KeyMask, 64},  // 5000 key blocks: an 8192-key sort
       {{300, 70, 130, 1, 1, 8, DType::BF16}, MaskMode::Lengths, 64},  // > 256 key lengths: copied, not a parameter
   };

@@ -1,5 +1,6 @@
-// Block mask estimation for SPARSE_BLOCK. Every sum here runs in a fixed order (rows, keys, channels
-// ascending) in fp32, so a CUDA port that keeps the order reproduces the mask exactly.
+// Block mask estimation for SPARSE_BLOCK. Every sum here runs in a fixed order in fp32 (rows and keys in
+// groups of kPoolGroupRows, see pool_rows; channels ascending), so a CUDA port that keeps the order
+// reproduces the mask exactly.
 #include "attention/backends/sparse_block/block_mask.h"
 
 #include <algorithm>
@@ -40,6 +41,28 @@ std::int64_t cdf_block_count(std::span<const float> scores, std::span<const std:
     if (mass >= static_cast<float>(threshold)) return static_cast<std::int64_t>(k) + 1;
   }
   return static_cast<std::int64_t>(order.size());
+}
+
+
+// The sum of rows [begin, end) into sum[0, D) (overwritten): fp32 sums over groups of kPoolGroupRows rows
+// in row order, then the group sums added in group order, so that a GPU can sum the groups in parallel
+// and still give the same bits. row(i) is the row's data, or nullptr to skip it (an invalid key).
+// Returns the number of rows summed.
+template <typename Row>
+std::int32_t pool_rows(std::int64_t begin, std::int64_t end, std::int64_t D, float* sum, float* part, Row row) {
+  std::fill_n(sum, D, 0.0f);
+  std::int32_t n = 0;
+  for (std::int64_t g = begin; g < end; g += kPoolGroupRows) {
+    std::fill_n(part, D, 0.0f);
+    for (std::int64_t i = g; i < std::min(end, g + kPoolGroupRows); ++i) {
+      const float* x = row(i);
+      if (!x) continue;
+      ++n;
+      for (std::int64_t d = 0; d < D; ++d) part[d] += x[d];
+    }
+    for (std::int64_t d = 0; d < D; ++d) sum[d] += part[d];
+  }
+  return n;
 }
 
 }  // namespace
@@ -114,32 +137,25 @@ BlockMask estimate_block_mask(const AttentionProblem& p, const BlockMaskOptions&
 
 #pragma omp parallel
   {
-    std::vector<float> q_mean(nqb * D), k_mean(nkb * D), scores(nkb);
+    std::vector<float> q_mean(nqb * D), k_mean(nkb * D), scores(nkb), part(D);
     std::vector<std::int32_t> valid_keys(nkb);
 #pragma omp for collapse(2) schedule(dynamic)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < Hq; ++h) {
         // 1. Pool: mean of each query block's rows and of each key block's valid keys.
-        std::fill(q_mean.begin(), q_mean.end(), 0.0f);
-        std::fill(k_mean.begin(), k_mean.end(), 0.0f);
-        std::fill(valid_keys.begin(), valid_keys.end(), 0);
-        for (std::int64_t i = 0; i < Sq; ++i) {
-          const float* row = q.data() + ((b * Sq + i) * Hq + h) * D;
-          float* sum = q_mean.data() + (i / bs) * D;
-          for (std::int64_t d = 0; d < D; ++d) sum[d] += row[d];
-        }
         for (std::int64_t qb = 0; qb < nqb; ++qb) {
-          const auto rows = static_cast<float>(std::min(bs, Sq - qb * bs));
-          for (std::int64_t d = 0; d < D; ++d) q_mean[qb * D + d] /= rows;
-        }
-        for (std::int64_t j = 0; j < Sk; ++j) {
-          if (!valid[b * Sk + j]) continue;
-          const float* row = k.data() + ((b * Sk + j) * Hkv + h / group) * D;
-          float* sum = k_mean.data() + (j / bs) * D;
-          for (std::int64_t d = 0; d < D; ++d) sum[d] += row[d];
-          ++valid_keys[j / bs];
+          const std::int64_t end = std::min(Sq, (qb + 1) * bs);
+          pool_rows(qb * bs, end, D, q_mean.data() + qb * D, part.data(), [&](std::int64_t i) {
+            return q.data() + ((b * Sq + i) * Hq + h) * D;
+          });
+          for (std::int64_t d = 0; d < D; ++d) q_mean[qb * D + d] /= static_cast<float>(end - qb * bs);
         }
         for (std::int64_t kb = 0; kb < nkb; ++kb) {
+          valid_keys[kb] = pool_rows(kb * bs, std::min(Sk, (kb + 1) * bs), D, k_mean.data() + kb * D, part.data(),
+                                     [&](std::int64_t j) {
+                                       return valid[b * Sk + j] ? k.data() + ((b * Sk + j) * Hkv + h / group) * D
+                                                                : nullptr;
+                                     });
           if (valid_keys[kb] == 0) continue;
           for (std::int64_t d = 0; d < D; ++d) k_mean[kb * D + d] /= static_cast<float>(valid_keys[kb]);
         }

@@ -12,7 +12,10 @@
 namespace dattn::sparse {
 
 inline constexpr std::int64_t kDefaultBlockSize = 128;
-inline constexpr double kDefaultDensity = 0.25;  // applies only when neither density nor cdf_threshold is given
+inline constexpr double kDefaultDensity = 0.25;
+// Pooling sums a block's rows in groups of this many (each in row order), then the group sums in order:
+// the grouping lets the CUDA estimator sum groups in parallel and still match the CPU bit for bit.
+inline constexpr std::int64_t kPoolGroupRows = 16;  // applies only when neither density nor cdf_threshold is given
 
 struct BlockMaskOptions {
   std::int64_t block_size = kDefaultBlockSize;  // 64 or 128, for query and key blocks alike

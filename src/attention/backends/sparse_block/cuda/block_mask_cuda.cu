@@ -1,7 +1,8 @@
 // SPARSE_BLOCK's block mask on CUDA, the CPU's estimate_block_mask (block_mask.cc) bit for bit:
-//  pool   - one thread per 8 (or 1) columns of a token's H*D span loops over a block's tokens in
-//           ascending order: Q and K are read once, coalesced. Means of each query block and of each
-//           key block's valid keys, and each key block's valid key count.
+//  pool   - a CTA per block and 256 (or 32) columns, a warp per 16-row group of the block, each lane
+//           summing 8 (or 1) columns of its group's rows in row order, then the group sums in order
+//           (the CPU's pool_rows): Q and K are read once, coalesced. Means of each query block and of
+//           each key block's valid keys, and each key block's valid key count.
 //  score  - 32x32 tiles of (query block, key block) dots per (b, h), each a sequential sum over the
 //           channels, written into the mask's own blocks buffer (same size; select reads it first).
 //  select - one CTA per row: bitonic sort of (diagonal, score descending, index) keys in shared
@@ -32,8 +33,8 @@ using u64 = unsigned long long;
 
 // ---------------------------------------------------------------------------------------- pool
 
-constexpr int kPoolThreads = 128;
-constexpr int kPoolUnroll = 8;  // rows in flight per thread: enough loads outstanding to stream HBM
+constexpr int kGroupRows = static_cast<int>(kPoolGroupRows);  // rows per group (block_mask.h)
+constexpr int kMaxPoolWarps = 128 / kGroupRows;              // one warp per group of a 128-row block
 constexpr int kParamLengths = 256;  // key lengths of batches up to this size travel as a kernel parameter
 
 struct PoolArgs {
@@ -62,50 +63,70 @@ __device__ __forceinline__ float to_float(unsigned short bits) {
     return __half2float(__ushort_as_half(bits));
 }
 
-// grid.x: query blocks x ctas_q, then key blocks x ctas_k; grid.y: batch.
-template <bool kBf16, int VEC>
-__global__ void __launch_bounds__(kPoolThreads) pool_kernel(PoolArgs a) {
+// grid.x: query blocks x ctas_q, then key blocks x ctas_k (a CTA per block and chunk of 32 * VEC
+// columns); grid.y: batch. Warp w sums the block's groups w, w + kWarps, ... (kGroupRows rows each, in
+// row order, kInFlight loads outstanding per lane), then the group sums are added in group order
+// (pool_rows in block_mask.cc).
+template <bool kBf16, int VEC, int kWarps, int kInFlight>
+__global__ void __launch_bounds__(kWarps * 32) pool_kernel(PoolArgs a) {
+  static_assert(kGroupRows % kInFlight == 0);
+  __shared__ float part[kMaxPoolWarps][32 * VEC];
+  __shared__ int group_count[kMaxPoolWarps];
   const int b = blockIdx.y;
   int cta = blockIdx.x;
   const bool keys = cta >= a.query_blocks * a.ctas_q;
   if (keys) cta -= a.query_blocks * a.ctas_q;
   const int ctas = keys ? a.ctas_k : a.ctas_q, cols = keys ? a.cols_k : a.cols_q;
-  const int blk = cta / ctas, col = ((cta % ctas) * kPoolThreads + static_cast<int>(threadIdx.x)) * VEC;
-  if (col >= cols) return;
+  const int blk = cta / ctas, chunk0 = (cta % ctas) * 32 * VEC;
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int col = chunk0 + lane * VEC;  // lane 0 is always inside: a chunk starts before `cols`
   const int seq = keys ? a.seq_k : a.seq_q;
-  const int begin = blk * a.block_size;
-  int end = min(seq, begin + a.block_size);
+  const int block_begin = blk * a.block_size, block_end = min(seq, block_begin + a.block_size);
+  const int groups = (block_end - block_begin + kGroupRows - 1) / kGroupRows;  // the CPU's groups
+  int end = block_end;  // rows at or past `end` are invalid keys
   if (keys && a.lengths_from) end = min(end, a.lengths_from == 1 ? a.length_param[b] : a.lengths[b]);
   const std::int64_t item = static_cast<std::int64_t>(b) * seq;  // the batch item's first token
   const std::uint8_t* mask = keys && !a.lengths_from && a.key_mask ? a.key_mask + item : nullptr;
   const auto* x = static_cast<const unsigned short*>(keys ? a.k : a.q) + item * cols + col;
 
-  float acc[VEC];
+  for (int g = warp; g < groups; g += kWarps) {
+    float acc[VEC];
 #pragma unroll
-  for (int e = 0; e < VEC; ++e) acc[e] = 0.0f;
-  int n = 0;
-  for (int i = begin; i < end; i += kPoolUnroll) {
-    Pack<VEC> v[kPoolUnroll];
-    bool ok[kPoolUnroll];
+    for (int e = 0; e < VEC; ++e) acc[e] = 0.0f;
+    int n = 0;
+    for (int i = block_begin + g * kGroupRows; i < block_begin + (g + 1) * kGroupRows; i += kInFlight) {
+      Pack<VEC> v[kInFlight];
+      bool ok[kInFlight];
 #pragma unroll
-    for (int u = 0; u < kPoolUnroll; ++u) {  // all loads first, then the adds in row order
-      const int j = i + u;
-      ok[u] = j < end && (mask == nullptr || mask[j] != 0);
-      if (ok[u]) v[u] = *reinterpret_cast<const Pack<VEC>*>(x + static_cast<std::int64_t>(j) * cols);
+      for (int u = 0; u < kInFlight; ++u) {  // all loads first, then the adds in row order
+        const int j = i + u;
+        ok[u] = j < end && (mask == nullptr || mask[j] != 0);
+        if (ok[u] && col < cols) v[u] = *reinterpret_cast<const Pack<VEC>*>(x + static_cast<std::int64_t>(j) * cols);
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        if (!ok[u]) continue;
+        ++n;
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) acc[e] = __fadd_rn(acc[e], to_float<kBf16>(v[u].bits[e]));
+      }
     }
 #pragma unroll
-    for (int u = 0; u < kPoolUnroll; ++u) {
-      if (!ok[u]) continue;
-      ++n;
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) acc[e] = __fadd_rn(acc[e], to_float<kBf16>(v[u].bits[e]));
-    }
+    for (int e = 0; e < VEC; ++e) part[g][lane * VEC + e] = acc[e];
+    if (lane == 0) group_count[g] = n;
   }
+  __syncthreads();
+
+  int total_n = 0;
+  for (int g = 0; g < groups; ++g) total_n += group_count[g];
   const int blocks = keys ? a.key_blocks : a.query_blocks;
-  float* out = (keys ? a.k_mean : a.q_mean) + (static_cast<std::int64_t>(b) * blocks + blk) * cols + col;
-#pragma unroll
-  for (int e = 0; e < VEC; ++e) out[e] = n > 0 ? __fdiv_rn(acc[e], static_cast<float>(n)) : 0.0f;
-  if (keys && col == 0) a.valid_count[b * a.key_blocks + blk] = n;
+  float* out = (keys ? a.k_mean : a.q_mean) + (static_cast<std::int64_t>(b) * blocks + blk) * cols;
+  for (int c = static_cast<int>(threadIdx.x); c < 32 * VEC && chunk0 + c < cols; c += kWarps * 32) {
+    float sum = 0.0f;
+    for (int g = 0; g < groups; ++g) sum = __fadd_rn(sum, part[g][c]);
+    out[chunk0 + c] = total_n > 0 ? __fdiv_rn(sum, static_cast<float>(total_n)) : 0.0f;
+  }
+  if (keys && chunk0 == 0 && threadIdx.x == 0) a.valid_count[b * a.key_blocks + blk] = total_n;
 }
 
 // --------------------------------------------------------------------------------------- score
@@ -134,14 +155,27 @@ __global__ void __launch_bounds__(kScoreThreads) score_kernel(ScoreArgs a) {
   const float* q_src = qm + (qb0 + lr) * cols_q + lc;
   const float* k_src = km + (kb0 + lr) * cols_k + lc;
   float acc[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+  constexpr int kLoads = kTile / (kScoreThreads / kTile);  // rows each thread loads per channel step
+  float qn[kLoads], kn[kLoads];                             // the next step's loads, in flight during this one
+  const auto load = [&](int d0) {
+    const int dn = min(kTile, a.head_dim - d0);
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) {
+      const int r = lr + i * (kScoreThreads / kTile);
+      qn[i] = lc < dn && qb0 + r < a.query_blocks ? q_src[(r - lr) * cols_q + d0] : 0.0f;
+      kn[i] = lc < dn && kb0 + r < a.key_blocks ? k_src[(r - lr) * cols_k + d0] : 0.0f;
+    }
+  };
+  load(0);
   for (int d0 = 0; d0 < a.head_dim; d0 += kTile) {
     const int dn = min(kTile, a.head_dim - d0);
 #pragma unroll
-    for (int i = 0; i < kTile; i += kScoreThreads / kTile) {
-      qs[lr + i][lc] = lc < dn && qb0 + lr + i < a.query_blocks ? q_src[i * cols_q + d0] : 0.0f;
-      ks[lr + i][lc] = lc < dn && kb0 + lr + i < a.key_blocks ? k_src[i * cols_k + d0] : 0.0f;
+    for (int i = 0; i < kLoads; ++i) {
+      qs[lr + i * (kScoreThreads / kTile)][lc] = qn[i];
+      ks[lr + i * (kScoreThreads / kTile)][lc] = kn[i];
     }
     __syncthreads();
+    if (d0 + kTile < a.head_dim) load(d0 + kTile);
 #pragma unroll 4
     for (int d = 0; d < dn; ++d) {  // channels ascending, as the CPU's dot
       const float q0 = qs[ty][d], q1 = qs[ty + 16][d], k0 = ks[tx][d], k1 = ks[tx + 16][d];
@@ -376,17 +410,22 @@ void check_limit(bool ok, const std::string& what) {
   if (!ok) throw UserError("SPARSE_BLOCK (cuda) block mask: " + what);
 }
 
+// One warp per group of a 128-row block (4 groups of a 64-row block: half the warps idle), 8 rows in
+// flight per lane. Measured on an H200 (SPARSE_MASK, ms, wan22 / flux / wan21_14b): 0.070 / 0.042 /
+// 1.88 against 0.073 / 0.050 / 1.93 for one thread streaming a whole block; 16 rows in flight (128
+// registers, 2 CTAs per SM) was slower, 0.105 / 0.052.
 template <bool kBf16>
 void launch_pool(const PoolArgs& args, int batch, bool vec8, cudaStream_t stream) {
-  const int vec = vec8 ? 8 : 1;
+  const int chunk = 32 * (vec8 ? 8 : 1);
   PoolArgs a = args;
-  a.ctas_q = (a.cols_q / vec + kPoolThreads - 1) / kPoolThreads;
-  a.ctas_k = (a.cols_k / vec + kPoolThreads - 1) / kPoolThreads;
+  a.ctas_q = (a.cols_q + chunk - 1) / chunk;
+  a.ctas_k = (a.cols_k + chunk - 1) / chunk;
   const dim3 grid(a.query_blocks * a.ctas_q + a.key_blocks * a.ctas_k, batch);
+  constexpr int kWarps = kMaxPoolWarps, kInFlight = 8;
   if (vec8)
-    pool_kernel<kBf16, 8><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<kBf16, 8, kWarps, kInFlight><<<grid, kWarps * 32, 0, stream>>>(a);
   else
-    pool_kernel<kBf16, 1><<<grid, kPoolThreads, 0, stream>>>(a);
+    pool_kernel<kBf16, 1, kWarps, kInFlight><<<grid, kWarps * 32, 0, stream>>>(a);
   DATTN_CUDA_CHECK(cudaGetLastError());
 }
 
