@@ -111,6 +111,8 @@ TEST(CliGenerate, RefusesBadArgumentsBeforeAnyWork) {
   expect_refused(golden_args(temp_path("bad.avi")), temp_path("bad.avi"), ".avi");
   expect_refused(golden_args(out) + " --validate-against NOPE", out, "Unknown diffusion attention backend: 'NOPE'");
   expect_refused(golden_args(out) + " --validate-min-psnr 30", out, "--validate-min-psnr needs --validate-against");
+  expect_refused(golden_args(out) + " --validate-against FLASH_ATTN --validate-warmup-steps -1", out,
+                 "--validate-warmup-steps");
 }
 
 // TORCH_SDPA and FLASH_ATTN are both exact: the validation sees the same video up to fp32 rounding,
@@ -128,6 +130,8 @@ TEST(CliGenerate, ValidatesAgainstABaselineBackend) {
   std::ifstream in(report);
   const nlohmann::json v = nlohmann::json::parse(in).at("validation");
   EXPECT_EQ(v.at("baseline"), "FLASH_ATTN");
+  EXPECT_EQ(v.at("warmup_steps"), 1);  // the default
+  EXPECT_NE(r.err.find("[dattn] warm-up: 1 step(s) with each of 2 configurations"), std::string::npos) << r.err;
   EXPECT_EQ(v.at("this_run").at("attention").at("self"), "TORCH_SDPA");
   EXPECT_EQ(v.at("baseline_run").at("attention").at("cross"), "FLASH_ATTN");
   EXPECT_GT(v.at("baseline_run").at("dit_ms").get<double>(), 0.0);
@@ -150,15 +154,18 @@ TEST(CliGenerate, ValidationBelowTheMinimumPsnrFails) {
                                 " --diffusion-attention-backend SPARSE_BLOCK"
                                 " --diffusion-attention-config.default.extra.block_size 64"
                                 " --diffusion-attention-config.default.extra.density 0.5"
-                                " --validate-against FLASH_ATTN --validate-min-psnr 80 --report " +
-                                shell_quote(report));
+                                " --validate-against FLASH_ATTN --validate-min-psnr 80 --validate-warmup-steps 0"
+                                " --report " + shell_quote(report));
   EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("no warm-up: the first run paid"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("warm-up:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("validation failed: video PSNR"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("against FLASH_ATTN is below --validate-min-psnr 80"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(out));
   std::ifstream in(report);
   const nlohmann::json v = nlohmann::json::parse(in).at("validation");
   EXPECT_FALSE(v.at("identical").get<bool>());
+  EXPECT_EQ(v.at("warmup_steps"), 0);
   EXPECT_LT(v.at("psnr_db").get<double>(), 80.0);
   EXPECT_GT(v.at("psnr_db").get<double>(), 20.0);  // lossy, not broken
   fs::remove(out);

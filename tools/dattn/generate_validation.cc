@@ -91,7 +91,11 @@ std::string validation_text(const ValidationResult& v) {
   const double cand_step = median_step_ms(v.candidate), base_step = median_step_ms(v.base);
   std::ostringstream out;
   char buf[256];
-  out << "validation against " << v.baseline << " (same request; the baseline ran second):\n";
+  out << "validation against " << v.baseline << " (same request; the baseline ran second, ";
+  if (v.warmup_steps > 0)
+    out << "both after an untimed warm-up of " << v.warmup_steps << " step(s)):\n";
+  else
+    out << "no warm-up: the first run paid the process's one-time set-up):\n";
   out << "  this run:  " << backends_text(v.candidate.attention) << "\n";
   out << "  baseline:  " << backends_text(v.base.attention) << "\n";
   std::snprintf(buf, sizeof buf, "  end to end     %10.1f ms vs %10.1f ms  (%.2fx)\n", v.candidate.total_ms,
@@ -112,6 +116,7 @@ std::string validation_text(const ValidationResult& v) {
 
 nlohmann::json validation_json(const ValidationResult& v) {
   return {{"baseline", v.baseline},
+          {"warmup_steps", v.warmup_steps},
           {"this_run", run_json(v.candidate)},
           {"baseline_run", run_json(v.base)},
           {"psnr_db", db_json(v.psnr_db)},

@@ -23,12 +23,13 @@ struct RunRecord {
   std::vector<double> latents;       // the last step's latents (the DiT's output before the VAE)
 };
 
-// The median of the per-step times: the fairest speed figure, since the first step of a process pays
-// one-time set-up (kernel plans, memory pools) that the second run does not.
+// The median of the per-step times: the fairest speed figure, since a step that pays one-time set-up
+// (kernel plans, memory pools) counts no more than any other.
 double median_step_ms(const RunRecord& r);
 
 struct ValidationResult {
   std::string baseline;  // canonical backend name
+  int warmup_steps = 0;  // untimed steps each configuration ran before the timed pair
   RunRecord candidate, base;
   double psnr_db = 0;            // whole video, peak 1; +inf when identical
   double min_frame_psnr_db = 0;  // the worst single frame
