@@ -52,6 +52,7 @@ constexpr std::size_t kColdBytes = 128ull << 20;
 struct Options {
   std::string device = "cuda", backends = "all", shapes = "all", dtype = "auto", json, command;
   int warmup = 5, iters = 20;
+  int rounds = 1;  // every row of a shape timed this many times in turn; the median is over all rounds
   double scale = 1;
   bool check = false;
   unsigned seed = 1;
@@ -136,9 +137,9 @@ class Bench {
   int run() {
     std::vector<const AttentionBackend*> backends = chosen_backends();
     std::vector<AnchorShape> shapes = chosen_shapes();
-    std::printf("dattn attention bench: device %s (%s), warmup %d, iters %d, median of per-iteration %s%s\n",
+    std::printf("dattn attention bench: device %s (%s), warmup %d, iters %d x %d round(s), median of per-iteration %s%s\n",
                 std::string(device_name(device_)).c_str(),
-                device_ == Device::CUDA ? cuda_device_summary().c_str() : "host", o_.warmup, o_.iters,
+                device_ == Device::CUDA ? cuda_device_summary().c_str() : "host", o_.warmup, o_.iters, o_.rounds,
                 device_ == Device::CUDA ? "CUDA-event times" : "wall times",
                 o_.scale != 1 ? (", Sq/Sk divided by " + fmt(o_.scale, "%g") + " (smoke run)").c_str() : "");
     std::printf("TFLOP/s = 4*B*H*Sq*Sk*D / median time%s\n\n",
@@ -146,31 +147,39 @@ class Bench {
     header();
     int rc = 0;
     for (const AnchorShape& a : shapes) {
+      // The shape's rows, timed in turn once per round: a drift of the GPU's clock over the run then
+      // lands on every row alike instead of on whichever rows ran during it.
+      std::vector<std::function<Row(bool first_round)>> jobs;
       for (const AttentionBackend* b : backends) {
-        for (const auto& [label, extra] : extras_for(*b)) {
-          Row r = run_shape_backend(a, *b, label, extra);
-          if (r.status.rfind("error", 0) == 0 || (r.err && r.err->nonfinite)) rc = 1;
-          print(r);
-          rows_.push_back(std::move(r));
-          write_json();
-        }
+        for (const auto& [label, extra] : extras_for(*b))
+          jobs.push_back([this, &a, b, label, extra](bool first) { return run_shape_backend(a, *b, label, extra, first); });
         if (b->name() == "SPARSE_BLOCK" && device_ == Device::CUDA) {
-          std::vector<Row> extra_rows{run_sparse_mask(a)};
-          for (const std::string& d : split(o_.sparse_densities)) extra_rows.push_back(run_sparse_kernel(a, d));
-          for (Row& m : extra_rows) {
-            if (m.status.rfind("error", 0) == 0) rc = 1;
-            print(m);
-            rows_.push_back(std::move(m));
-            write_json();
+          jobs.push_back([this, &a](bool) { return run_sparse_mask(a); });
+          for (const std::string& d : split(o_.sparse_densities))
+            jobs.push_back([this, &a, d](bool) { return run_sparse_kernel(a, d); });
+        }
+        if (b->name() == "SAGE_ATTN" && device_ == Device::CUDA)
+          jobs.push_back([this, &a](bool) { return run_sage_quant(a); });
+      }
+      std::vector<Row> shape_rows;
+      for (int round = 0; round < o_.rounds; ++round) {
+        for (std::size_t j = 0; j < jobs.size(); ++j) {
+          Row r = jobs[j](round == 0);
+          if (round == 0) {
+            shape_rows.push_back(std::move(r));
+          } else if (r.status != "ok") {
+            shape_rows[j].status = r.status;
+          } else {
+            shape_rows[j].times.insert(shape_rows[j].times.end(), r.times.begin(), r.times.end());
           }
         }
-        if (b->name() == "SAGE_ATTN" && device_ == Device::CUDA) {
-          Row q = run_sage_quant(a);
-          if (q.status.rfind("error", 0) == 0) rc = 1;
-          print(q);
-          rows_.push_back(std::move(q));
-          write_json();
-        }
+      }
+      for (Row& r : shape_rows) {
+        if (r.status == "ok" && o_.rounds > 1) set_median(r);
+        if (r.status.rfind("error", 0) == 0 || (r.err && r.err->nonfinite)) rc = 1;
+        print(r);
+        rows_.push_back(std::move(r));
+        write_json();
       }
       buf_.reset(), ref_.reset(), ref_note_.clear();
     }
@@ -309,8 +318,9 @@ class Bench {
     return compare_to(got, s.dtype, *ref_);
   }
 
+  // `with_check`: also compare the output with the reference (--check; once per row, not per round).
   Row run_shape_backend(const AnchorShape& a, const AttentionBackend& b, const std::string& label,
-                        const nlohmann::json& extra) {
+                        const nlohmann::json& extra, bool with_check) {
     Row r;
     r.shape = a.name, r.backend = label;
     r.dims = dims_of(a, dtype_for(b));
@@ -324,7 +334,7 @@ class Bench {
       ps[0].validate();
       // Timed calls go straight to run() (checked above): run_attention's host-side checks stay out.
       time_calls(r, [&](int i) { b.run(ps[i % bf.sets], extra, device_); });
-      if (o_.check) r.err = check(b, r.dims, extra, r);
+      if (o_.check && with_check) r.err = check(b, r.dims, extra, r);
     } catch (const std::exception& e) {
       r.status = std::string("error: ") + e.what();
     }
@@ -347,6 +357,10 @@ class Bench {
                              : std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     if (cuda) check_device(r.backend.c_str());
+    set_median(r);
+  }
+
+  static void set_median(Row& r) {
     std::vector<double> sorted = r.times;
     std::sort(sorted.begin(), sorted.end());
     r.median_ms = sorted[sorted.size() / 2];  // upper median, as torch_sdpa_bench.py takes it
@@ -449,7 +463,7 @@ class Bench {
     nlohmann::ordered_json doc{
         {"tool", "dattn_attention_bench"}, {"command", o_.command}, {"device", std::string(device_name(device_))},
         {"device_summary", device_ == Device::CUDA ? cuda_device_summary() : "host"}, {"warmup", o_.warmup},
-        {"iters", o_.iters}, {"scale", o_.scale}, {"flops", "4*B*H*Sq*Sk*D"}, {"rows", rows}};
+        {"iters", o_.iters}, {"rounds", o_.rounds}, {"scale", o_.scale}, {"flops", "4*B*H*Sq*Sk*D"}, {"rows", rows}};
     if (!golden_rows_.empty()) doc["sparse_golden_errors"] = golden_rows_;
     std::ofstream f(o_.json);
     if (!(f << doc.dump(1) << "\n")) throw UserError("--json: cannot write '" + o_.json + "'");
@@ -479,6 +493,11 @@ int main(int argc, char** argv) {
   app.add_option("--shapes", o.shapes, "NAME,NAME,... or all")->capture_default_str();
   app.add_option("--warmup", o.warmup, "untimed calls per backend and shape")->capture_default_str()->check(CLI::NonNegativeNumber);
   app.add_option("--iters", o.iters, "timed calls; the median is reported")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--rounds", o.rounds,
+                 "time each shape's rows this many times in turn (iters calls per row per round) and report the "
+                 "median over all rounds, so that clock drift during the run does not favour some rows")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   app.add_option("--json", o.json, "also write the results to FILE (rewritten after every row)")->type_name("FILE");
   app.add_flag("--check", o.check, "compare each output once against the float64 CPU reference (B*H*Sq*Sk <= 5e8), "
                                    "else TORCH_SDPA on the device; adds rel_l2 and cosine columns");

@@ -168,9 +168,10 @@ def main(argv=None):
     if a.command:
         w("- command: `%s`" % a.command)
     if dattn:
-        w("- dattn: `%s` (%s; warmup %s, iters %s, median)" % (
+        rounds = dattn.get("rounds", 1)
+        w("- dattn: `%s` (%s; warmup %s, iters %s%s, median)" % (
             dattn.get("command", "?"), dattn.get("device_summary", "?"), dattn.get("warmup", "?"),
-            dattn.get("iters", "?")))
+            dattn.get("iters", "?"), "" if rounds == 1 else ", %s rounds of every row in turn" % rounds))
         if dattn.get("scale", 1) not in (1, 1.0):
             w("- **dattn ran with --scale %s (smoke run): its shapes differ from torch's, "
               "so there are no ratios**" % dattn["scale"])
