@@ -125,6 +125,29 @@ TEST(BlockMask, EstimateFromPooledBlocks) {
   EXPECT_EQ(m.at(1, 0, 2), (Blocks{0}));
 }
 
+// Pooling sums each group of 16 rows in row order, then the group sums (the order the CUDA estimator
+// reproduces bit for bit). Key block 0 holds 2^24 then 31 ones: in groups its sum is 2^24 + 16 (the
+// second group's 16 ones survive), row by row every one is rounded away. Key block 1's mean lies in
+// between, so the order of the two blocks tells which summation ran.
+TEST(BlockMask, PoolingSumsGroupsOf16RowsThenTheGroups) {
+  const std::int64_t Sq = 64, Sk = 128;
+  std::vector<float> q(Sq, 1.0f), k(Sk, 0.0f), v(Sk, 0.0f), out(Sq);
+  k[0] = 16777216.0f;                                    // 2^24
+  for (std::int64_t j = 1; j < 32; ++j) k[j] = 1.0f;     // rows 32-63 stay 0
+  k[64] = 16777224.0f;                                   // block 1: mean 262144.125 in any order
+  AttentionProblem p;
+  p.shape = {1, Sq, Sk, 1, 1, 1, DType::F32, MaskKind::None};
+  p.q = q.data();
+  p.k = k.data();
+  p.v = v.data();
+  p.out = out.data();
+  p.scale = 1.0f;
+  // Grouped: block 0's mean is (2^24 + 16) / 64 = 262144.25 > 262144.125. Row by row it would be
+  // 2^24 / 64 = 262144 and block 1 would come first.
+  const BlockMask m = estimate_block_mask(p, options(1.0, {}, false));
+  EXPECT_EQ(m.at(0, 0, 0), (Blocks{0, 1}));
+}
+
 TEST(BlockMask, OptionsOutsideTheirRangeAreRefused) {
   EXPECT_NO_THROW(check_mask_options(options(1.0, 0.5, true)));
   EXPECT_NO_THROW(check_mask_options(options({}, {}, true)));

@@ -43,7 +43,6 @@ std::int64_t cdf_block_count(std::span<const float> scores, std::span<const std:
   return static_cast<std::int64_t>(order.size());
 }
 
-
 // The sum of rows [begin, end) into sum[0, D) (overwritten): fp32 sums over groups of kPoolGroupRows rows
 // in row order, then the group sums added in group order, so that a GPU can sum the groups in parallel
 // and still give the same bits. row(i) is the row's data, or nullptr to skip it (an invalid key).
