@@ -172,14 +172,15 @@ class Bench {
           } else {
             shape_rows[j].times.insert(shape_rows[j].times.end(), r.times.begin(), r.times.end());
           }
+          if (round + 1 < o_.rounds) continue;
+          // The row's last round: reported at once, so that a run cut short keeps the rows it finished.
+          Row& done = shape_rows[j];
+          if (done.status == "ok" && o_.rounds > 1) set_median(done);
+          if (done.status.rfind("error", 0) == 0 || (done.err && done.err->nonfinite)) rc = 1;
+          print(done);
+          rows_.push_back(done);
+          write_json();
         }
-      }
-      for (Row& r : shape_rows) {
-        if (r.status == "ok" && o_.rounds > 1) set_median(r);
-        if (r.status.rfind("error", 0) == 0 || (r.err && r.err->nonfinite)) rc = 1;
-        print(r);
-        rows_.push_back(std::move(r));
-        write_json();
       }
       buf_.reset(), ref_.reset(), ref_note_.clear();
     }
