@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/cuda/check.cuh"
+#include "core/cuda/dependent_launch.cuh"
 #include "dattn/core/error.h"
 
 namespace dattn::sparse {
@@ -338,6 +339,7 @@ __global__ void __launch_bounds__(kMaxSelectThreads) select_kernel(SelectArgs a)
   if (tid == 0) n_valid = 0;
   if (tid < words) kept[tid] = 0;
   __syncthreads();
+  cuda::allow_dependents();  // the attention kernel may be scheduled; it waits for this grid
   int mine = 0;
   for (int j = tid; j < a.padded; j += blockDim.x) {
     u64 key = kExcluded;
@@ -382,16 +384,6 @@ __global__ void __launch_bounds__(kMaxSelectThreads) select_kernel(SelectArgs a)
 // ------------------------------------------------------------------------------------------ host
 
 std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
-
-// A stream-ordered scratch allocation, freed in stream order when the estimation is queued (or fails).
-struct StreamScratch {
-  cudaStream_t stream;
-  void* ptr = nullptr;
-  StreamScratch(std::size_t bytes, cudaStream_t s) : stream(s) { DATTN_CUDA_CHECK(cudaMallocAsync(&ptr, bytes, s)); }
-  ~StreamScratch() { cudaFreeAsync(ptr, stream); }
-  StreamScratch(const StreamScratch&) = delete;
-  StreamScratch& operator=(const StreamScratch&) = delete;
-};
 
 const LogTable& log_table() {
   static const LogTable table = [] {
@@ -520,20 +512,19 @@ DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockM
   mask.block_size_ = bs;
   const std::size_t list_bytes = align256(std::size_t(rows * nkb) * sizeof(int));
   const std::size_t count_bytes = align256(std::size_t(rows) * sizeof(int));
-  DATTN_CUDA_CHECK(
-      cudaMallocAsync(&mask.base_, count_bytes + list_bytes * (with_mask_order ? 2 : 1), stream));
-  auto* base = static_cast<unsigned char*>(mask.base_);
-  mask.counts_ = reinterpret_cast<int*>(base);
-  mask.blocks_ = reinterpret_cast<int*>(base + count_bytes);
-  if (with_mask_order) mask.order_ = reinterpret_cast<int*>(base + count_bytes + list_bytes);
-
-  // Scratch: pooled means, valid key counts, key lengths.
+  // Scratch (pooled means, valid key counts, key lengths) shares the mask's allocation and lifetime:
+  // a free between select and the attention kernel would stand between two launches that may overlap.
   const std::int64_t cols_q = sh.heads_q * sh.head_dim, cols_k = sh.heads_kv * sh.head_dim;
   const std::size_t sizes[] = {align256(std::size_t(B * nqb * cols_q) * sizeof(float)),
                                align256(std::size_t(B * nkb * cols_k) * sizeof(float)),
                                align256(std::size_t(B * nkb) * sizeof(int)), align256(std::size_t(B) * sizeof(int))};
-  const StreamScratch scratch(sizes[0] + sizes[1] + sizes[2] + sizes[3], stream);
-  auto* s = static_cast<unsigned char*>(scratch.ptr);
+  const std::size_t mask_bytes = count_bytes + list_bytes * (with_mask_order ? 2 : 1);
+  DATTN_CUDA_CHECK(cudaMallocAsync(&mask.base_, mask_bytes + sizes[0] + sizes[1] + sizes[2] + sizes[3], stream));
+  auto* base = static_cast<unsigned char*>(mask.base_);
+  mask.counts_ = reinterpret_cast<int*>(base);
+  mask.blocks_ = reinterpret_cast<int*>(base + count_bytes);
+  if (with_mask_order) mask.order_ = reinterpret_cast<int*>(base + count_bytes + list_bytes);
+  auto* s = base + mask_bytes;
   PoolArgs pool{};
   pool.q = p.q;
   pool.k = p.k;

@@ -21,6 +21,7 @@
 #include "attention/backends/flash_attn/cuda/hopper/flash_hopper_epilogue.cuh"
 #include "attention/backends/flash_attn/cuda/hopper/flash_hopper_mainloop.cuh"
 #include "attention/backends/flash_attn/cuda/hopper/sm90_sync.cuh"
+#include "core/cuda/dependent_launch.cuh"
 
 namespace dattn::flash::hopper {
 
@@ -108,6 +109,9 @@ __global__ void __launch_bounds__(HopperConfig<kHeadDim>::kThreads, 1)
   extern __shared__ std::uint8_t smem_raw[];
   const SmemView<kHeadDim> sm{{aligned_smem_base(smem_raw)}};
   init_ring_barriers<Cfg::kStages>(sm);
+  // A sparse walk is launched dependent on the mask estimator's last kernel: the set-up above overlaps
+  // its tail, and nothing in global memory is touched before it has completed. A no-op otherwise.
+  cuda::wait_for_prior_grids();
   const int tid = threadIdx.x;
   const int wg = tid / 128;
   if (wg == 0) {
