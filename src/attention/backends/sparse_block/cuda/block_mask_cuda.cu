@@ -7,6 +7,8 @@
 //           channels, written into the mask's own blocks buffer (same size; select reads it first).
 //  select - one CTA per row: bitonic sort of (diagonal, score descending, index) keys in shared
 //           memory, the count (density and/or cdf), then the mask order and the ascending list.
+//  Rows of at most 128 key blocks with density only take score and select in one kernel instead, a
+//  warp per row (warp_score_select.cu), with the same arithmetic and keys (mask_sort_key.cuh).
 // nvcc contracts a*b+c into an FMA by default and the CPU build (x86-64, no -mfma) does not: every
 // operation the CPU does separately is an explicit round-to-nearest intrinsic here.
 #include "attention/backends/sparse_block/cuda/block_mask_cuda.h"
@@ -23,14 +25,14 @@
 #include <utility>
 #include <vector>
 
+#include "attention/backends/sparse_block/cuda/mask_sort_key.cuh"
+#include "attention/backends/sparse_block/cuda/warp_score_select.h"
 #include "core/cuda/check.cuh"
 #include "core/cuda/dependent_launch.cuh"
 #include "dattn/core/error.h"
 
 namespace dattn::sparse {
 namespace {
-
-using u64 = unsigned long long;
 
 // ---------------------------------------------------------------------------------------- pool
 
@@ -200,7 +202,6 @@ __global__ void __launch_bounds__(kScoreThreads) score_kernel(ScoreArgs a) {
 // -------------------------------------------------------------------------------------- select
 
 constexpr int kMaxSelectThreads = 512;
-constexpr u64 kExcluded = ~0ull;  // padding and key blocks without valid keys: sort last
 
 // log(float(n)) for n = 0..128 from the host's std::log, so that the cdf logits match the CPU's.
 struct LogTable {
@@ -218,24 +219,6 @@ struct SelectArgs {
   float cdf_threshold;     // static_cast<float>(threshold), as the CPU compares
   LogTable log_keys;
 };
-
-// Ascending key = (not diagonal, score descending, block index, NaN flag): the CPU's stable sort by
-// sort_key(score) descending (NaN as -inf; -0 == +0) with the diagonal rotated to the front. The
-// flag below the index never decides the order; it only lets key_score() give the NaN back.
-__device__ __forceinline__ u64 sort_key(float s, int j, bool diagonal) {
-  const bool nan = isnan(s);
-  const float c = nan ? __int_as_float(0xff800000) : (s == 0.0f ? 0.0f : s);
-  const unsigned u = __float_as_uint(c);
-  const unsigned ascending = (u & 0x80000000u) ? ~u : (u | 0x80000000u);  // unsigned order = float order
-  return (u64(!diagonal) << 62) | (u64(~ascending) << 30) | (u64(j) << 1) | u64(nan);
-}
-__device__ __forceinline__ int key_index(u64 key) { return static_cast<int>((key >> 1) & ((1u << 29) - 1)); }
-// The score of a key (-0 comes back as +0, which gives the same cdf logit: -0 + log(n) == +0 + log(n)).
-__device__ __forceinline__ float key_score(u64 key) {
-  if (key & 1) return __int_as_float(0x7fffffff);
-  const unsigned ascending = ~static_cast<unsigned>(key >> 30);
-  return __uint_as_float((ascending & 0x80000000u) ? (ascending & 0x7fffffffu) : ~ascending);
-}
 
 __device__ void bitonic_sort(u64* keys, int n) {  // ascending; n a power of two
   for (int size = 2; size <= n; size <<= 1)
@@ -264,15 +247,6 @@ __device__ float block_max(float v, float* red) {
   float m = red[0];
   for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w) m = cpu_max(m, red[w]);
   return m;
-}
-
-// density_block_count() in the same double operations.
-__device__ int density_count(double density, int n) {
-  if (n <= 0) return 0;
-  const double raw = __dmul_rn(density, static_cast<double>(n));
-  const double nearest = round(raw);
-  const double count = fabs(__dsub_rn(raw, nearest)) < 1e-9 ? nearest : ceil(raw);
-  return static_cast<int>(min(max(static_cast<long long>(count), 1ll), static_cast<long long>(n)));
 }
 
 // cdf_block_count() over keys[0, nv): each slot is first rewritten to (value bits << 32 | index), the
@@ -559,6 +533,13 @@ DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockM
   else
     launch_pool<false>(pool, int(B), vec8, stream);
 
+  if (warp_score_select_fits(int(nkb), int(sh.head_dim), options.cdf_threshold.has_value())) {
+    const WarpScoreSelectArgs ws{pool.q_mean, pool.k_mean, pool.valid_count, mask.blocks_, mask.counts_, mask.order_,
+                                 int(B), int(sh.heads_q), int(sh.heads_kv), int(sh.head_dim), int(nqb), int(nkb),
+                                 p.softmax_scale(), options.density.value_or(kDefaultDensity), options.keep_diagonal};
+    launch_warp_score_select(ws, stream);
+    return mask;
+  }
   ScoreArgs score{pool.q_mean, pool.k_mean, reinterpret_cast<float*>(mask.blocks_), int(sh.heads_q),
                   int(sh.heads_kv), int(sh.head_dim), int(nqb), int(nkb), p.softmax_scale()};
   const dim3 score_grid(unsigned(B * sh.heads_q), unsigned((nqb + kTile - 1) / kTile),
