@@ -464,7 +464,8 @@ class Bench {
     nlohmann::ordered_json doc{
         {"tool", "dattn_attention_bench"}, {"command", o_.command}, {"device", std::string(device_name(device_))},
         {"device_summary", device_ == Device::CUDA ? cuda_device_summary() : "host"}, {"warmup", o_.warmup},
-        {"iters", o_.iters}, {"rounds", o_.rounds}, {"scale", o_.scale}, {"flops", "4*B*H*Sq*Sk*D"}, {"rows", rows}};
+        {"iters", o_.iters}, {"rounds", o_.rounds}, {"scale", o_.scale},
+        {"sparse_block_size", o_.sparse_block_size}, {"flops", "4*B*H*Sq*Sk*D"}, {"rows", rows}};
     if (!golden_rows_.empty()) doc["sparse_golden_errors"] = golden_rows_;
     std::ofstream f(o_.json);
     if (!(f << doc.dump(1) << "\n")) throw UserError("--json: cannot write '" + o_.json + "'");

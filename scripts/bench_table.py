@@ -93,13 +93,24 @@ def dims_text(d):
     return "(%s)" % ", ".join(str(x) for x in d)
 
 
-def sparse_budget_rows(rows):
+def kept_blocks(density, sk, block_size):
+    """Key blocks a density keeps per query block when all Sk keys are valid (density_block_count in
+    block_mask.cc): max(1, ceil(density * n)), a product within 1e-9 of an integer taken as it."""
+    n = (sk + block_size - 1) // block_size
+    raw = density * n
+    count = round(raw) if abs(raw - round(raw)) < 1e-9 else math.ceil(raw)
+    return min(max(int(count), 1), n), n
+
+
+def sparse_budget_rows(rows, block_size):
     """Per shape and 'SPARSE_BLOCK d=<x>' row: the issue's time budget from FLASH_ATTN and SPARSE_MASK
-    measured on the same shape in the same run."""
-    by_shape = {}
+    measured on the same shape in the same run, and the share of key blocks the density really keeps
+    (rounded up per query block, so above the density when d x blocks is not whole)."""
+    by_shape, sk_of = {}, {}
     for r in rows:
         if r.get("status") == "ok" and finite(r.get("median_ms")):
             by_shape.setdefault(r.get("shape"), {})[r.get("backend")] = r["median_ms"]
+            sk_of[r.get("shape")] = r.get("Sk")
     out = []
     for shape, ms in by_shape.items():
         dense, mask = ms.get("FLASH_ATTN"), ms.get("SPARSE_MASK")
@@ -109,7 +120,11 @@ def sparse_budget_rows(rows):
             d = float(backend.split("=", 1)[1])
             budget = 1.15 * (d * dense + mask)
             kernel = ms.get("SPARSE_ATTN d=" + backend.split("=", 1)[1])
-            out.append([cell(shape), "%g" % d, "%.3f" % t, "%.3f" % dense, "%.3f" % mask,
+            kept = "-"
+            if block_size and isinstance(sk_of.get(shape), int):
+                k, n = kept_blocks(d, sk_of[shape], block_size)
+                kept = "%d/%d = %.3f" % (k, n, k / n)
+            out.append([cell(shape), "%g" % d, kept, "%.3f" % t, "%.3f" % dense, "%.3f" % mask,
                         "%.3f" % kernel if kernel else "-", "%.2f" % (kernel / (d * dense)) if kernel else "-",
                         "%.3f" % budget, "%.2f" % (t / budget), "%.2fx" % (dense / t)])
     return out
@@ -218,7 +233,7 @@ def main(argv=None):
             w("| " + " | ".join(cells) + " |")
         w("")
 
-    sparse = sparse_budget_rows(dattn.get("rows", []) if dattn else [])
+    sparse = sparse_budget_rows(dattn.get("rows", []) if dattn else [], (dattn or {}).get("sparse_block_size"))
     if sparse:
         w("SPARSE_BLOCK against its target (issue: time <= 1.15 x (density x FLASH_ATTN dense + SPARSE_MASK), "
           "i.e. time / budget <= 1):")
@@ -226,9 +241,9 @@ def main(argv=None):
         w("SPARSE_ATTN is the attention kernel alone on a mask estimated before timing; SPARSE_BLOCK = "
           "SPARSE_MASK + SPARSE_ATTN, as a model calls it.")
         w("")
-        w("| shape | density | SPARSE_BLOCK ms | FLASH_ATTN ms | SPARSE_MASK ms | SPARSE_ATTN ms "
+        w("| shape | density | key blocks kept | SPARSE_BLOCK ms | FLASH_ATTN ms | SPARSE_MASK ms | SPARSE_ATTN ms "
           "| SPARSE_ATTN / (density x dense) | budget ms | time / budget | speed-up vs dense |")
-        w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+        w("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
         for row in sparse:
             w("| " + " | ".join(row) + " |")
         w("")

@@ -145,8 +145,13 @@ TEST(BlockMaskCuda, MatchesCpuOnOtherShapes) {
       {{1, 300, 77, 3, 1, 36, DType::BF16}, MaskMode::Lengths, 128},  // one key block; H*D not a multiple of 8
       {{1, 300, 77, 3, 1, 36, DType::F16}, MaskMode::None, 64},
       {{2, 77, 300, 2, 2, 128, DType::BF16}, MaskMode::KeyMask, 128},  // Sq < Sk, one query block
+      // Density-only rows of at most 128 key blocks take the warp kernel (warp_score_select.cu), with 1, 2, 3
+      // or 4 score slots per lane; 16-byte channel reads when D % 4 == 0, one channel at a time otherwise.
+      {{1, 100, 2100, 3, 3, 40, DType::F16}, MaskMode::None, 64},       // 33 key blocks: 2 slots
+      {{2, 130, 4100, 2, 1, 18, DType::BF16}, MaskMode::Lengths, 64},   // 65 key blocks: 3 slots, D % 4 != 0
+      {{1, 150, 12300, 2, 2, 64, DType::BF16}, MaskMode::KeyMask, 128}, // 97 key blocks: 3 slots, 4 sorted
       {{1, 200, 8192, 2, 1, 16, DType::F16}, MaskMode::None, 64},       // 128 key blocks: a full 128-slot sort
-      {{1, 1000, 19200, 2, 1, 16, DType::F16}, MaskMode::Lengths, 64},  // 300 key blocks: the score kernel
+      {{1, 1000, 19200, 2, 1, 16, DType::F16}, MaskMode::Lengths, 64},  // 300 key blocks: score + select kernels
       {{1, 256, 320000, 1, 1, 8, DType::BF16}, MaskMode::KeyMask, 64},  // 5000 key blocks: an 8192-key sort
       {{300, 70, 130, 1, 1, 8, DType::BF16}, MaskMode::Lengths, 64},  // > 256 key lengths: copied, not a parameter
   };
