@@ -1,10 +1,10 @@
 // SPARSE_BLOCK mask steps 2-4 for short rows, a warp per query block (see warp_score_select.h).
 // A CTA takes kRows query blocks of one (b, h): it stages that head's key-block means and its query
 // blocks' means in shared memory, then each warp
-//  - scores key blocks lane, lane + 32, lane + 64, lane + 96 with the score kernel's arithmetic (a
+//  - scores key blocks lane + 32 i (i < ceil(key_blocks / 32)) with the score kernel's arithmetic (a
 //    sequential sum over the channels in order, separate multiply and add, then the scale),
-//  - turns them into the general path's sort keys and bitonic-sorts the 128 slots in registers
-//    (slot e = 32 i + lane lives in register i of that lane),
+//  - turns them into the general path's sort keys and bitonic-sorts 32, 64 or 128 slots in registers
+//    (slot e = 32 i + lane lives in register i of that lane; slots past the row sort last),
 //  - keeps the first density_count() and writes them in mask order and ascending.
 #include "attention/backends/sparse_block/cuda/warp_score_select.h"
 
@@ -177,9 +177,9 @@ void launch_slots(const WarpScoreSelectArgs& args, std::size_t smem, cudaStream_
 
 }  // namespace
 
-bool warp_score_select_fits(int key_blocks, int head_dim, bool has_cdf) {
+bool warp_score_select_fits(int query_blocks, int key_blocks, int head_dim, bool has_cdf) {
   return !has_cdf && key_blocks >= 1 && key_blocks <= kWarpSelectKeyBlocks && head_dim >= 1 &&
-         smem_bytes(key_blocks, head_dim) <= kMaxSmem;
+         (query_blocks + kRows - 1) / kRows <= 65535 && smem_bytes(key_blocks, head_dim) <= kMaxSmem;
 }
 
 void launch_warp_score_select(const WarpScoreSelectArgs& args, void* stream) {

@@ -23,9 +23,10 @@ struct WarpScoreSelectArgs {
   bool keep_diagonal;
 };
 
-// Whether the warp path takes a row of `key_blocks` blocks with this head dim and options (its shared
-// memory holds one head's key-block means). The caller uses the general path otherwise.
-bool warp_score_select_fits(int key_blocks, int head_dim, bool has_cdf);
+// Whether the warp path takes rows of `key_blocks` blocks with this head dim and options (its shared
+// memory holds one head's key-block means; its grid has ceil(query_blocks / 8) rows of CTAs, at most
+// 65535). The caller uses the general path otherwise.
+bool warp_score_select_fits(int query_blocks, int key_blocks, int head_dim, bool has_cdf);
 
 // Queues the kernel on `stream`; requires warp_score_select_fits.
 void launch_warp_score_select(const WarpScoreSelectArgs& args, void* stream);
