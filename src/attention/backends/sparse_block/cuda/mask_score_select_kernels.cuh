@@ -64,10 +64,10 @@ __global__ void __launch_bounds__(kScoreThreads) score_kernel(ScoreArgs a) {
 #pragma unroll 4
     for (int d = 0; d < dn; ++d) {  // channels ascending, as the CPU's dot
       const float q0 = qs[ty][d], q1 = qs[ty + 16][d], k0 = ks[tx][d], k1 = ks[tx + 16][d];
-      acc[0][0] = __fadd_rn(acc[0][0], __fmul_rn(q0, k0));
-      acc[0][1] = __fadd_rn(acc[0][1], __fmul_rn(q0, k1));
-      acc[1][0] = __fadd_rn(acc[1][0], __fmul_rn(q1, k0));
-      acc[1][1] = __fadd_rn(acc[1][1], __fmul_rn(q1, k1));
+      acc[0][0] = score_step(acc[0][0], q0, k0);
+      acc[0][1] = score_step(acc[0][1], q0, k1);
+      acc[1][0] = score_step(acc[1][0], q1, k0);
+      acc[1][1] = score_step(acc[1][1], q1, k1);
     }
     __syncthreads();
   }
@@ -223,12 +223,7 @@ __global__ void __launch_bounds__(kMaxSelectThreads) select_kernel(SelectArgs a)
   // The ascending list: an exclusive scan of the bitmap words' popcounts, then each word's bits.
   unsigned bits = tid < words ? kept[tid] : 0u;
   const int c = __popc(bits);
-  int inclusive = c;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
-    if (lane >= o) inclusive += y;
-  }
+  const int inclusive = warp_inclusive_sum(c, lane);
   if (lane == 31) warp_sum[warp] = inclusive;
   __syncthreads();
   int pos = inclusive - c;

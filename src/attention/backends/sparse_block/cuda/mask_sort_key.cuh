@@ -1,13 +1,28 @@
 #pragma once
-// The sort key and count of SPARSE_BLOCK's mask selection on CUDA, shared by the select kernels
-// (block_mask_cuda.cu: a CTA per row; warp_score_select.cu: a warp per row). Both sort a row's keys
-// ascending and keep the first `count`, which is the CPU's select_key_blocks order (block_mask.cc).
+// What SPARSE_BLOCK's two mask selection paths on CUDA must do alike (mask_score_select_kernels.cuh: a
+// score kernel and a CTA per row; warp_score_select.cu: a warp per row): the score arithmetic, the sort
+// key and the count. Both sort a row's keys ascending and keep the first `count`, which is the CPU's
+// select_key_blocks order (block_mask.cc).
 #include <cuda_runtime.h>
 
 namespace dattn::sparse {
 
 using u64 = unsigned long long;
 inline constexpr u64 kExcluded = ~0ull;  // padding and key blocks without valid keys: sort last
+
+// One channel of a block-pair score, as the CPU's dot: a separate multiply and add, each rounded (nvcc
+// would otherwise contract them into an FMA). Channels are added in ascending order.
+__device__ __forceinline__ float score_step(float acc, float q, float k) { return __fadd_rn(acc, __fmul_rn(q, k)); }
+
+// The inclusive prefix sum of `v` over the lanes of a full warp.
+__device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const int y = __shfl_up_sync(0xffffffffu, v, o);
+    if (lane >= o) v += y;
+  }
+  return v;
+}
 
 // Ascending key = (not diagonal, score descending, block index, NaN flag): the CPU's stable sort by
 // sort_key(score) descending (NaN as -inf; -0 == +0) with the diagonal rotated to the front. The

@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(kRows * 32) warp_score_select_kernel(WarpScore
     krow[i] = km + min(i * 32 + lane, nkb - 1) * stride;  // slots past the row read a valid row, unused
   }
   const float* q = qm + warp * D;
-  const auto step = [&](float qd, int i, float kd) { acc[i] = __fadd_rn(acc[i], __fmul_rn(qd, kd)); };
+  const auto step = [&](float qd, int i, float kd) { acc[i] = score_step(acc[i], qd, kd); };
   int d = 0;
   if (D % 4 == 0) {  // 16-byte reads (rows and q are 16-byte aligned); channels still added in order
     for (; d < D; d += 4) {
@@ -153,12 +153,7 @@ __global__ void __launch_bounds__(kRows * 32) warp_score_select_kernel(WarpScore
   // The ascending list: lane l owns blocks 4l .. 4l + 3; an exclusive scan of their counts places them.
   const unsigned mine_bits = (bits[lane / 8] >> ((lane % 8) * 4)) & 0xFu;
   const int c = __popc(mine_bits);
-  int inclusive = c;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const int y = __shfl_up_sync(0xffffffffu, inclusive, o);
-    if (lane >= o) inclusive += y;
-  }
+  const int inclusive = warp_inclusive_sum(c, lane);
   int* row = a.blocks + r * nkb;
   int pos = inclusive - c;
   for (unsigned m = mine_bits; m; m &= m - 1) row[pos++] = lane * 4 + __ffs(static_cast<int>(m)) - 1;
