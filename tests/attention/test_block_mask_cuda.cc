@@ -64,11 +64,20 @@ std::string list(const std::vector<std::int32_t>& v) {
   return s + "}";
 }
 
-// The GPU mask, rows in mask order. Also checks the device view against it: each row's count and its
-// kept blocks ascending.
-BlockMask gpu_mask(const AttentionProblem& p, const BlockMaskOptions& o) {
+// The mask's kernel paths (block_mask_cuda.h): each must give the CPU's mask. 0 is the default path.
+constexpr int kKernelPaths = 2;
+
+std::string path_name(int path) {
+  static const char* const names[kKernelPaths] = {"fastest", "general"};
+  return names[path];
+}
+
+// The GPU mask from kernel path `path`, rows in mask order. Also checks the device view against it:
+// each row's count and its kept blocks ascending.
+BlockMask gpu_mask(const AttentionProblem& p, const BlockMaskOptions& o, int path = 0) {
 #ifdef DATTN_WITH_CUDA
-  const DeviceBlockMask dm = estimate_block_mask_cuda(p, o, /*with_mask_order=*/true);
+  const MaskKernels kernels[kKernelPaths] = {MaskKernels::kFastest, MaskKernels::kGeneral};
+  const DeviceBlockMask dm = estimate_block_mask_cuda(p, o, /*with_mask_order=*/true, kernels[path]);
   BlockMask m = download_block_mask(dm);
   const DeviceKeyBlocks view = dm.view();
   EXPECT_EQ(view.block_size, o.block_size);
@@ -84,35 +93,41 @@ BlockMask gpu_mask(const AttentionProblem& p, const BlockMaskOptions& o) {
     const auto row = blocks.begin() + r * m.key_blocks;
     bad += counts[r] != static_cast<int>(sorted.size()) || !std::equal(sorted.begin(), sorted.end(), row);
   }
-  EXPECT_EQ(bad, 0u) << "rows whose ascending device list differs from the mask order's blocks, " << describe(o);
+  EXPECT_EQ(bad, 0u) << "rows whose ascending device list differs from the mask order's blocks, " << describe(o)
+                     << " path " << path_name(path);
   return m;
 #else
+  (void)path;
   return estimate_block_mask_cuda_entry(p, o);
 #endif
 }
 
-// CPU and GPU masks of c for every option set; prints the first mismatching rows of each.
+// CPU and GPU masks of c for every option set and kernel path; prints the first mismatching rows of each.
 void expect_same_masks(AttentionCase& c, std::int64_t bs, const std::string& what) {
   SCOPED_TRACE(what + " " + c.shape.describe() + " seed " + std::to_string(c.seed) +
                " (replay: DATTN_TEST_SEED=" + std::to_string(c.seed) + ")");
   const test::DeviceProblem dev(c.problem());
   for (const BlockMaskOptions& o : option_sets(bs)) {
     const BlockMask cpu = estimate_block_mask(c.problem(), o);
-    const BlockMask gpu = gpu_mask(dev.problem(), o);
-    ASSERT_EQ(gpu.query_blocks, cpu.query_blocks);
-    ASSERT_EQ(gpu.key_blocks, cpu.key_blocks);
-    ASSERT_EQ(gpu.kept.size(), cpu.kept.size());
-    std::size_t bad = 0;
-    for (std::size_t r = 0; r < cpu.kept.size(); ++r) {
-      if (gpu.kept[r] == cpu.kept[r]) continue;
-      if (++bad <= 5)
-        std::printf("[block mask cuda] %s %s row %zu (b,h,qb)=(%lld,%lld,%lld): cpu %s gpu %s\n", what.c_str(),
-                    describe(o).c_str(), r, static_cast<long long>(r / (cpu.heads * cpu.query_blocks)),
-                    static_cast<long long>(r / cpu.query_blocks % cpu.heads),
-                    static_cast<long long>(r % cpu.query_blocks), list(cpu.kept[r]).c_str(),
-                    list(gpu.kept[r]).c_str());
+    for (int path = 0; path < kKernelPaths; ++path) {
+      const BlockMask gpu = gpu_mask(dev.problem(), o, path);
+      ASSERT_EQ(gpu.query_blocks, cpu.query_blocks);
+      ASSERT_EQ(gpu.key_blocks, cpu.key_blocks);
+      ASSERT_EQ(gpu.kept.size(), cpu.kept.size());
+      std::size_t bad = 0;
+      for (std::size_t r = 0; r < cpu.kept.size(); ++r) {
+        if (gpu.kept[r] == cpu.kept[r]) continue;
+        if (++bad <= 5)
+          std::printf("[block mask cuda] %s %s path %s row %zu (b,h,qb)=(%lld,%lld,%lld): cpu %s gpu %s\n",
+                      what.c_str(), describe(o).c_str(), path_name(path).c_str(), r,
+                      static_cast<long long>(r / (cpu.heads * cpu.query_blocks)),
+                      static_cast<long long>(r / cpu.query_blocks % cpu.heads),
+                      static_cast<long long>(r % cpu.query_blocks), list(cpu.kept[r]).c_str(),
+                      list(gpu.kept[r]).c_str());
+      }
+      EXPECT_EQ(bad, 0u) << bad << " of " << cpu.kept.size() << " rows differ, " << describe(o) << " path "
+                         << path_name(path);
     }
-    EXPECT_EQ(bad, 0u) << bad << " of " << cpu.kept.size() << " rows differ, " << describe(o);
   }
 }
 
@@ -151,6 +166,9 @@ TEST(BlockMaskCuda, MatchesCpuOnOtherShapes) {
       {{2, 130, 4100, 2, 1, 18, DType::BF16}, MaskMode::Lengths, 64},   // 65 key blocks: 3 slots, D % 4 != 0
       {{1, 150, 12300, 2, 2, 64, DType::BF16}, MaskMode::KeyMask, 128}, // 97 key blocks: 3 slots, 4 sorted
       {{1, 200, 8192, 2, 1, 16, DType::F16}, MaskMode::None, 64},       // 128 key blocks: a full 128-slot sort
+      {{1, 256, 8100, 9, 3, 32, DType::BF16}, MaskMode::None, 64},      // 127 key blocks, GQA 3:1
+      {{2, 300, 2000, 3, 1, 128, DType::BF16}, MaskMode::KeyMask, 64},  // 32 key blocks, GQA 3:1, 2 items
+      {{1, 200, 3000, 2, 2, 256, DType::F16}, MaskMode::Lengths, 64},   // head dim 256
       {{1, 1000, 19200, 2, 1, 16, DType::F16}, MaskMode::Lengths, 64},  // 300 key blocks: score + select kernels
       {{1, 256, 320000, 1, 1, 8, DType::BF16}, MaskMode::KeyMask, 64},  // 5000 key blocks: an 8192-key sort
       {{300, 70, 130, 1, 1, 8, DType::BF16}, MaskMode::Lengths, 64},  // > 256 key lengths: copied, not a parameter

@@ -17,6 +17,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/cuda/cp_async.cuh"
+
 namespace dattn::flash::cuda_impl {
 
 // Batches up to this size pass their key lengths inside the kernel parameters (no upload, no allocation).
@@ -72,18 +74,11 @@ struct FlashConfig {
 
 namespace ptx {
 
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-// 16-byte async copy; src_bytes = 0 reads nothing and zero-fills the destination.
-__device__ __forceinline__ void cp_async_16(std::uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
+using dattn::cuda::cp_async_16;
+using dattn::cuda::cp_async_commit;
+using dattn::cuda::cp_async_wait;
+using dattn::cuda::smem_addr;
+
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));

@@ -93,7 +93,7 @@ DeviceKeyBlocks DeviceBlockMask::view() const {
 }
 
 DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockMaskOptions& options,
-                                         bool with_mask_order) {
+                                         bool with_mask_order, MaskKernels kernels) {
   const AttentionShape& sh = p.shape;
   if (sh.dtype != DType::BF16 && sh.dtype != DType::F16)
     throw UserError("SPARSE_BLOCK (cuda) block mask: dtype " + std::string(dtype_name(sh.dtype)) +
@@ -192,7 +192,8 @@ DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockM
   else
     launch_pool<false>(pool, int(B), vec8, stream);
 
-  if (warp_score_select_fits(int(nqb), int(nkb), int(sh.head_dim), options.cdf_threshold.has_value())) {
+  if (kernels == MaskKernels::kFastest &&
+      warp_score_select_fits(int(nqb), int(nkb), int(sh.head_dim), options.cdf_threshold.has_value())) {
     const WarpScoreSelectArgs ws{pool.q_mean, pool.k_mean, pool.valid_count, mask.blocks_, mask.counts_, mask.order_,
                                  int(B), int(sh.heads_q), int(sh.heads_kv), int(sh.head_dim), int(nqb), int(nkb),
                                  p.softmax_scale(), options.density.value_or(kDefaultDensity), options.keep_diagonal};

@@ -15,12 +15,19 @@ inline constexpr std::int64_t kMaxCudaKeyBlocks = 16384;
 
 class DeviceBlockMask;
 
+// Which kernels select the blocks after the pool. Both give the same mask; callers take kFastest, tests
+// also pin kGeneral so that it is checked against the CPU on rows the warp path would take.
+enum class MaskKernels {
+  kFastest,  // a warp per row (score + select in one kernel) where it fits, else kGeneral
+  kGeneral,  // a score kernel, then a select kernel with a CTA per row
+};
+
 // Steps 1-4 of SPARSE_BLOCK on the device, asynchronous on problem.stream (no host synchronisation).
 // q, k and key_mask are device memory, bf16 or fp16 (else UserError naming the dtype); block_size 64 or
 // 128; any head dim; GQA; key padding by key_lengths (host) or key_mask (device), as key_valid() reads
 // them. with_mask_order also keeps each row's kept blocks in mask order (for download_block_mask).
 DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& problem, const BlockMaskOptions& options,
-                                         bool with_mask_order);
+                                         bool with_mask_order, MaskKernels kernels = MaskKernels::kFastest);
 
 // Owns the mask's device memory (one stream-ordered allocation, freed in order on the estimating
 // stream, so a kernel queued there before destruction may still read it). Movable, not copyable.
@@ -47,7 +54,8 @@ class DeviceBlockMask {
   std::int64_t rows() const { return batch_ * heads_ * query_blocks_; }
 
  private:
-  friend DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem&, const BlockMaskOptions&, bool);
+  friend DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem&, const BlockMaskOptions&, bool,
+                                                  MaskKernels);
   void release() noexcept;
 
   void* base_ = nullptr;

@@ -1,6 +1,6 @@
-// SPARSE_BLOCK mask steps 2-4 for short rows, a warp per query block (see warp_score_select.h).
-// A CTA takes kRows query blocks of one (b, h): it stages that head's key-block means and its query
-// blocks' means in shared memory, then each warp
+// SPARSE_BLOCK mask steps 2-4 for short rows (see warp_score_select.h): a warp per mask row, for rows of
+// at most 128 key blocks with density only. A CTA of kWarpRowsPerCta warps stages one head's key-block
+// means and its query blocks' means in shared memory (async copies, one round trip to L2); then each warp
 //  - scores key blocks lane + 32 i (i < ceil(key_blocks / 32)) with the score kernel's arithmetic (a
 //    sequential sum over the channels in order, separate multiply and add, then the scale),
 //  - turns them into the general path's sort keys and bitonic-sorts 32, 64 or 128 slots in registers
@@ -10,27 +10,21 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "attention/backends/sparse_block/cuda/mask_sort_key.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/cp_async.cuh"
 #include "core/cuda/dependent_launch.cuh"
 
 namespace dattn::sparse {
 namespace {
 
-constexpr int kRows = 8;                            // query blocks (warps) per CTA
-constexpr int kMaxSlots = kWarpSelectKeyBlocks / 32;  // slots per lane of the longest row
+constexpr int kWarpRowBitmapWords = kWarpSelectKeyBlocks / 32;  // a row's kept-block bitmap
+constexpr int kWarpRowsPerCta = 8;                              // query blocks (warps) per CTA
+constexpr int kThreads = kWarpRowsPerCta * 32;
 constexpr std::size_t kMaxSmem = 96 * 1024;
-
-// Row stride (floats) of the staged key means: = 4 (mod 32), so that the 16-byte reads of lanes at rows
-// lane + 32 i and the same 4 channels hit distinct banks in each quarter-warp phase.
-__host__ __device__ constexpr int key_stride(int head_dim) { return (head_dim + 31) / 32 * 32 + 4; }
-
-std::size_t smem_bytes(int key_blocks, int head_dim) {
-  return sizeof(float) * (std::size_t(key_blocks) * key_stride(head_dim) + std::size_t(kRows) * head_dim) +
-         sizeof(unsigned) * kRows * kMaxSlots;
-}
 
 __device__ __forceinline__ u64 shfl_xor_u64(u64 v, int mask) {
   const unsigned lo = __shfl_xor_sync(0xffffffffu, static_cast<unsigned>(v), mask);
@@ -38,7 +32,7 @@ __device__ __forceinline__ u64 shfl_xor_u64(u64 v, int mask) {
   return (u64(hi) << 32) | lo;
 }
 
-// Ascending bitonic sort of the warp's 32 * kSlots slots (a power of two), slot e = 32 i + lane in key[i].
+// Ascending bitonic sort of the warp's 32 * kSlots slots (a power of two).
 template <int kSlots>
 __device__ __forceinline__ void warp_bitonic_sort(u64 (&key)[kSlots], int lane) {
 #pragma unroll
@@ -70,39 +64,113 @@ __device__ __forceinline__ void warp_bitonic_sort(u64 (&key)[kSlots], int lane) 
   }
 }
 
-// grid: (B * Hq, ceil(query_blocks / kRows)); kRows warps. kScoreSlots = ceil(key_blocks / 32) slots per
-// lane are scored; kSortSlots (the next power of two) are sorted, the rest padding.
-template <int kScoreSlots, int kSortSlots>
-__global__ void __launch_bounds__(kRows * 32) warp_score_select_kernel(WarpScoreSelectArgs a) {
-  extern __shared__ __align__(16) float smem[];
-  cuda::allow_dependents();  // the attention kernel may be scheduled; it waits for this grid
-  const int stride = key_stride(a.head_dim), nkb = a.key_blocks, D = a.head_dim;
-  float* km = smem;                                                      // [nkb][stride]
-  float* qm = km + nkb * stride;                                         // [kRows][D]
-  unsigned* kept = reinterpret_cast<unsigned*>(qm + kRows * D);          // [kRows][kMaxSlots] bitmaps
-  const int bh = blockIdx.x, b = bh / a.heads_q, h = bh % a.heads_q, hk = h / (a.heads_q / a.heads_kv);
-  const int qb0 = blockIdx.y * kRows, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const std::int64_t cols_q = std::int64_t(a.heads_q) * D, cols_k = std::int64_t(a.heads_kv) * D;
-  const float* kg = a.k_mean + std::int64_t(b) * nkb * cols_k + std::int64_t(hk) * D;
-  const float* qg = a.q_mean + std::int64_t(b) * a.query_blocks * cols_q + std::int64_t(h) * D;
-  for (int i = tid; i < nkb * D; i += kRows * 32) km[(i / D) * stride + i % D] = kg[(i / D) * cols_k + i % D];
-  for (int i = tid; i < kRows * D; i += kRows * 32) {
-    const int qb = qb0 + i / D;
-    qm[i] = qb < a.query_blocks ? qg[std::int64_t(qb) * cols_q + i % D] : 0.0f;
-  }
-  if (tid < kRows * kMaxSlots) kept[tid] = 0u;
-  __syncthreads();
-  const int qb = qb0 + warp;
-  if (qb >= a.query_blocks) return;
+// Where a row's selection goes: row r of `blocks` (ascending) and `order` (mask order, if not null).
+struct RowOutput {
+  int* blocks;  // [rows][key_blocks]
+  int* counts;  // [rows]
+  int* order;   // [rows][key_blocks] or nullptr
+  int key_blocks;
+};
 
+// Sorts the warp's keys (kExcluded for padding and blocks without valid keys), keeps density_count() of
+// the `candidates` real ones and writes row r. `bits` is this warp's zeroed shared bitmap
+// (kWarpRowBitmapWords words), used to turn the mask order into the ascending list.
+template <int kSortSlots>
+__device__ __forceinline__ void select_and_write_row(u64 (&key)[kSortSlots], int candidates, double density, int lane,
+                                                     unsigned* bits, std::int64_t r, const RowOutput& out) {
+  warp_bitonic_sort<kSortSlots>(key, lane);
+  const int keep = density_count(density, candidates), nkb = out.key_blocks;
+#pragma unroll
+  for (int i = 0; i < kSortSlots; ++i) {
+    const int e = i * 32 + lane;  // rank in mask order
+    if (e < keep) {
+      const int j = key_index(key[i]);
+      if (out.order) out.order[r * nkb + e] = j;
+      atomicOr(&bits[j / 32], 1u << (j % 32));
+    }
+  }
+  __syncwarp();
+  // The ascending list: lane l owns blocks 4l .. 4l + 3; an exclusive scan of their counts places them.
+  const unsigned mine_bits = (bits[lane / 8] >> ((lane % 8) * 4)) & 0xFu;
+  const int c = __popc(mine_bits);
+  const int inclusive = warp_inclusive_sum(c, lane);
+  int* row = out.blocks + r * nkb;
+  int pos = inclusive - c;
+  for (unsigned m = mine_bits; m; m &= m - 1) row[pos++] = lane * 4 + __ffs(static_cast<int>(m)) - 1;
+  if (lane == 0) out.counts[r] = keep;
+}
+
+// The sum of `v` over the lanes of a full warp.
+__device__ __forceinline__ int warp_sum(int v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// Row stride (floats) of the staged key means: = 4 (mod 32), so that the 16-byte reads of lanes at rows
+// lane + 32 i and the same 4 channels hit distinct banks in each quarter-warp phase.
+__host__ __device__ constexpr int key_stride(int head_dim) { return (head_dim + 31) / 32 * 32 + 4; }
+
+// Dynamic shared memory of a warp-row CTA: key means [key_blocks][key_stride], query means
+// [kWarpRowsPerCta][head_dim], kept-block bitmaps [kWarpRowsPerCta][kWarpRowBitmapWords].
+std::size_t warp_rows_smem_bytes(int key_blocks, int head_dim) {
+  return sizeof(float) * (std::size_t(key_blocks) * key_stride(head_dim) + std::size_t(kWarpRowsPerCta) * head_dim) +
+         sizeof(unsigned) * kWarpRowsPerCta * kWarpRowBitmapWords;
+}
+
+struct WarpRowsSmem {
+  float* km;
+  float* qm;
+  unsigned* kept;
+  __device__ WarpRowsSmem(float* smem, int key_blocks, int head_dim)
+      : km(smem),
+        qm(smem + key_blocks * key_stride(head_dim)),
+        kept(reinterpret_cast<unsigned*>(qm + kWarpRowsPerCta * head_dim)) {}
+};
+
+// Issues async copies of `rows` rows of D floats (global row stride src_stride floats) into shared rows
+// of stride dst_stride, zero-filling rows at or past `valid`; the caller commits and waits. All copies are
+// in flight at once: one round trip to L2. 16-byte copies when D % 4 == 0 (rows then start 16-byte aligned).
+__device__ void stage_rows_async(const float* src, std::int64_t src_stride, int rows, int valid, int D, float* dst,
+                                 int dst_stride, int tid, int threads) {
+  const int vec = D % 4 == 0 ? 4 : 1, per_row = D / vec;
+  const int row_step = threads / per_row, piece_step = threads % per_row;  // no division in the loop
+  for (int row = tid / per_row, piece = tid % per_row; row < rows;) {
+    const int c = piece * vec;
+    float* d = dst + row * dst_stride + c;
+    const float* s = src + row * src_stride + c;
+    if (row >= valid) {
+      for (int e = 0; e < vec; ++e) d[e] = 0.0f;
+    } else if (vec == 4) {
+      cuda::cp_async_16(cuda::smem_addr(d), s);
+    } else {
+      cuda::cp_async_4(cuda::smem_addr(d), s);
+    }
+    row += row_step;  // (row, piece) of element i + threads
+    piece += piece_step;
+    if (piece >= per_row) {
+      piece -= per_row;
+      ++row;
+    }
+  }
+}
+
+// Warp `warp` selects query block qb0 + warp of (b, h) from the staged means (the CTA has synchronised
+// after staging and zeroed sm.kept). kScoreSlots = ceil(key_blocks / 32) slots per lane are scored;
+// kSortSlots (the next power of two) are sorted, the rest padding.
+template <int kScoreSlots, int kSortSlots>
+__device__ __forceinline__ void score_select_warp_row(const WarpScoreSelectArgs& a, const WarpRowsSmem& sm, int b,
+                                                      int h, int qb0, int warp, int lane) {
+  const int qb = qb0 + warp, nkb = a.key_blocks, D = a.head_dim, stride = key_stride(D);
+  if (qb >= a.query_blocks) return;
   float acc[kScoreSlots];
   const float* krow[kScoreSlots];
 #pragma unroll
   for (int i = 0; i < kScoreSlots; ++i) {
     acc[i] = 0.0f;
-    krow[i] = km + min(i * 32 + lane, nkb - 1) * stride;  // slots past the row read a valid row, unused
+    krow[i] = sm.km + min(i * 32 + lane, nkb - 1) * stride;  // slots past the row read a valid row, unused
   }
-  const float* q = qm + warp * D;
+  const float* q = sm.qm + warp * D;
   const auto step = [&](float qd, int i, float kd) { acc[i] = score_step(acc[i], qd, kd); };
   int d = 0;
   if (D % 4 == 0) {  // 16-byte reads (rows and q are 16-byte aligned); channels still added in order
@@ -134,58 +202,62 @@ __global__ void __launch_bounds__(kRows * 32) warp_score_select_kernel(WarpScore
       ++mine;
     }
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) mine += __shfl_xor_sync(0xffffffffu, mine, o);
-  warp_bitonic_sort<kSortSlots>(key, lane);
-  const int keep = density_count(a.density, mine);
-  const std::int64_t r = std::int64_t(bh) * a.query_blocks + qb;
-  unsigned* bits = kept + warp * kMaxSlots;
-#pragma unroll
-  for (int i = 0; i < kSortSlots; ++i) {
-    const int e = i * 32 + lane;  // rank in mask order
-    if (e < keep) {
-      const int j = key_index(key[i]);
-      if (a.order) a.order[r * nkb + e] = j;
-      atomicOr(&bits[j / 32], 1u << (j % 32));
-    }
-  }
-  __syncwarp();
-  // The ascending list: lane l owns blocks 4l .. 4l + 3; an exclusive scan of their counts places them.
-  const unsigned mine_bits = (bits[lane / 8] >> ((lane % 8) * 4)) & 0xFu;
-  const int c = __popc(mine_bits);
-  const int inclusive = warp_inclusive_sum(c, lane);
-  int* row = a.blocks + r * nkb;
-  int pos = inclusive - c;
-  for (unsigned m = mine_bits; m; m &= m - 1) row[pos++] = lane * 4 + __ffs(static_cast<int>(m)) - 1;
-  if (lane == 0) a.counts[r] = keep;
+  select_and_write_row<kSortSlots>(key, warp_sum(mine), a.density, lane, sm.kept + warp * kWarpRowBitmapWords,
+                                   (std::int64_t(b) * a.heads_q + h) * a.query_blocks + qb,
+                                   RowOutput{a.blocks, a.counts, a.order, nkb});
 }
 
+// Calls f.template operator()<kScoreSlots, kSortSlots>() for rows of `key_blocks` blocks.
+template <typename F>
+void dispatch_row_slots(int key_blocks, F&& f) {
+  switch ((key_blocks + 31) / 32) {
+    case 1: return f.template operator()<1, 1>();
+    case 2: return f.template operator()<2, 2>();
+    case 3: return f.template operator()<3, 4>();
+    default: return f.template operator()<4, 4>();
+  }
+}
+
+// grid: (B * Hq, ceil(query_blocks / kWarpRowsPerCta)).
 template <int kScoreSlots, int kSortSlots>
-void launch_slots(const WarpScoreSelectArgs& args, std::size_t smem, cudaStream_t stream) {
-  const auto kernel = warp_score_select_kernel<kScoreSlots, kSortSlots>;
-  if (smem > 48 * 1024)
-    DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kMaxSmem)));
-  const dim3 grid(unsigned(args.batch * args.heads_q), unsigned((args.query_blocks + kRows - 1) / kRows));
-  kernel<<<grid, kRows * 32, smem, stream>>>(args);
-  DATTN_CUDA_CHECK(cudaGetLastError());
+__global__ void __launch_bounds__(kThreads) warp_score_select_kernel(WarpScoreSelectArgs a) {
+  extern __shared__ __align__(16) float smem[];
+  cuda::allow_dependents();  // the attention kernel may be scheduled; it waits for this grid
+  const WarpRowsSmem sm(smem, a.key_blocks, a.head_dim);
+  const int bh = blockIdx.x, b = bh / a.heads_q, h = bh % a.heads_q, qb0 = blockIdx.y * kWarpRowsPerCta;
+  const int tid = threadIdx.x;
+  const int hk = h / (a.heads_q / a.heads_kv), D = a.head_dim;
+  const std::int64_t cols_q = std::int64_t(a.heads_q) * D, cols_k = std::int64_t(a.heads_kv) * D;
+  const float* kg = a.k_mean + std::int64_t(b) * a.key_blocks * cols_k + std::int64_t(hk) * D;
+  const float* qg = a.q_mean + (std::int64_t(b) * a.query_blocks + qb0) * cols_q + std::int64_t(h) * D;
+  stage_rows_async(kg, cols_k, a.key_blocks, a.key_blocks, D, sm.km, key_stride(D), tid, kThreads);
+  stage_rows_async(qg, cols_q, kWarpRowsPerCta, a.query_blocks - qb0, D, sm.qm, D, tid, kThreads);
+  cuda::cp_async_commit();
+  if (tid < kWarpRowsPerCta * kWarpRowBitmapWords) sm.kept[tid] = 0u;
+  cuda::cp_async_wait<0>();
+  __syncthreads();
+  score_select_warp_row<kScoreSlots, kSortSlots>(a, sm, b, h, qb0, tid / 32, tid % 32);
 }
 
 }  // namespace
 
 bool warp_score_select_fits(int query_blocks, int key_blocks, int head_dim, bool has_cdf) {
   return !has_cdf && key_blocks >= 1 && key_blocks <= kWarpSelectKeyBlocks && head_dim >= 1 &&
-         (query_blocks + kRows - 1) / kRows <= 65535 && smem_bytes(key_blocks, head_dim) <= kMaxSmem;
+         (query_blocks + kWarpRowsPerCta - 1) / kWarpRowsPerCta <= 65535 &&
+         warp_rows_smem_bytes(key_blocks, head_dim) <= kMaxSmem;
 }
 
 void launch_warp_score_select(const WarpScoreSelectArgs& args, void* stream) {
-  const std::size_t smem = smem_bytes(args.key_blocks, args.head_dim);
+  const std::size_t smem = warp_rows_smem_bytes(args.key_blocks, args.head_dim);
   const auto st = static_cast<cudaStream_t>(stream);
-  switch ((args.key_blocks + 31) / 32) {
-    case 1: return launch_slots<1, 1>(args, smem, st);
-    case 2: return launch_slots<2, 2>(args, smem, st);
-    case 3: return launch_slots<3, 4>(args, smem, st);
-    default: return launch_slots<4, 4>(args, smem, st);
-  }
+  const dim3 grid(unsigned(args.batch * args.heads_q), unsigned((args.query_blocks + kWarpRowsPerCta - 1) / kWarpRowsPerCta));
+  dispatch_row_slots(args.key_blocks, [&]<int kScoreSlots, int kSortSlots>() {
+    const auto kernel = warp_score_select_kernel<kScoreSlots, kSortSlots>;
+    if (smem > 48 * 1024)
+      DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem)));
+    kernel<<<grid, kThreads, smem, st>>>(args);
+    DATTN_CUDA_CHECK(cudaGetLastError());
+  });
 }
 
 }  // namespace dattn::sparse
