@@ -250,7 +250,8 @@ bool warp_score_select_fits(int query_blocks, int key_blocks, int head_dim, bool
 void launch_warp_score_select(const WarpScoreSelectArgs& args, void* stream) {
   const std::size_t smem = warp_rows_smem_bytes(args.key_blocks, args.head_dim);
   const auto st = static_cast<cudaStream_t>(stream);
-  const dim3 grid(unsigned(args.batch * args.heads_q), unsigned((args.query_blocks + kWarpRowsPerCta - 1) / kWarpRowsPerCta));
+  const dim3 grid(unsigned(args.batch * args.heads_q),
+                  unsigned((args.query_blocks + kWarpRowsPerCta - 1) / kWarpRowsPerCta));
   dispatch_row_slots(args.key_blocks, [&]<int kScoreSlots, int kSortSlots>() {
     const auto kernel = warp_score_select_kernel<kScoreSlots, kSortSlots>;
     if (smem > 48 * 1024)
