@@ -138,13 +138,12 @@ __device__ void stage_rows_async(const float* src, std::int64_t src_stride, int 
   for (int row = tid / per_row, piece = tid % per_row; row < rows;) {
     const int c = piece * vec;
     float* d = dst + row * dst_stride + c;
-    const float* s = src + row * src_stride + c;
-    if (row >= valid) {
+    if (row >= valid) {  // (rows past the source are never addressed)
       for (int e = 0; e < vec; ++e) d[e] = 0.0f;
     } else if (vec == 4) {
-      cuda::cp_async_16(cuda::smem_addr(d), s);
+      cuda::cp_async_16(cuda::smem_addr(d), src + row * src_stride + c);
     } else {
-      cuda::cp_async_4(cuda::smem_addr(d), s);
+      cuda::cp_async_4(cuda::smem_addr(d), src + row * src_stride + c);
     }
     row += row_step;  // (row, piece) of element i + threads
     piece += piece_step;
