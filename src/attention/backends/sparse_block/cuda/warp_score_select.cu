@@ -100,13 +100,6 @@ __device__ __forceinline__ void select_and_write_row(u64 (&key)[kSortSlots], int
   if (lane == 0) out.counts[r] = keep;
 }
 
-// The sum of `v` over the lanes of a full warp.
-__device__ __forceinline__ int warp_sum(int v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
 // Row stride (floats) of the staged key means: = 4 (mod 32), so that the 16-byte reads of lanes at rows
 // lane + 32 i and the same 4 channels hit distinct banks in each quarter-warp phase.
 __host__ __device__ constexpr int key_stride(int head_dim) { return (head_dim + 31) / 32 * 32 + 4; }
@@ -201,20 +194,9 @@ __device__ __forceinline__ void score_select_warp_row(const WarpScoreSelectArgs&
       ++mine;
     }
   }
-  select_and_write_row<kSortSlots>(key, warp_sum(mine), a.density, lane, sm.kept + warp * kWarpRowBitmapWords,
+  select_and_write_row<kSortSlots>(key, int(__reduce_add_sync(0xffffffffu, unsigned(mine))), a.density, lane, sm.kept + warp * kWarpRowBitmapWords,
                                    (std::int64_t(b) * a.heads_q + h) * a.query_blocks + qb,
                                    RowOutput{a.blocks, a.counts, a.order, nkb});
-}
-
-// Calls f.template operator()<kScoreSlots, kSortSlots>() for rows of `key_blocks` blocks.
-template <typename F>
-void dispatch_row_slots(int key_blocks, F&& f) {
-  switch ((key_blocks + 31) / 32) {
-    case 1: return f.template operator()<1, 1>();
-    case 2: return f.template operator()<2, 2>();
-    case 3: return f.template operator()<3, 4>();
-    default: return f.template operator()<4, 4>();
-  }
 }
 
 // grid: (B * Hq, ceil(query_blocks / kWarpRowsPerCta)).
@@ -238,6 +220,17 @@ __global__ void __launch_bounds__(kThreads) warp_score_select_kernel(WarpScoreSe
   score_select_warp_row<kScoreSlots, kSortSlots>(a, sm, b, h, qb0, tid / 32, tid % 32);
 }
 
+template <int kScoreSlots, int kSortSlots>
+void launch_slots(const WarpScoreSelectArgs& args, std::size_t smem, cudaStream_t stream) {
+  const auto kernel = warp_score_select_kernel<kScoreSlots, kSortSlots>;
+  if (smem > 48 * 1024)
+    DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem)));
+  const dim3 grid(unsigned(args.batch * args.heads_q),
+                  unsigned((args.query_blocks + kWarpRowsPerCta - 1) / kWarpRowsPerCta));
+  kernel<<<grid, kThreads, smem, stream>>>(args);
+  DATTN_CUDA_CHECK(cudaGetLastError());
+}
+
 }  // namespace
 
 bool warp_score_select_fits(int query_blocks, int key_blocks, int head_dim, bool has_cdf) {
@@ -249,15 +242,12 @@ bool warp_score_select_fits(int query_blocks, int key_blocks, int head_dim, bool
 void launch_warp_score_select(const WarpScoreSelectArgs& args, void* stream) {
   const std::size_t smem = warp_rows_smem_bytes(args.key_blocks, args.head_dim);
   const auto st = static_cast<cudaStream_t>(stream);
-  const dim3 grid(unsigned(args.batch * args.heads_q),
-                  unsigned((args.query_blocks + kWarpRowsPerCta - 1) / kWarpRowsPerCta));
-  dispatch_row_slots(args.key_blocks, [&]<int kScoreSlots, int kSortSlots>() {
-    const auto kernel = warp_score_select_kernel<kScoreSlots, kSortSlots>;
-    if (smem > 48 * 1024)
-      DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxSmem)));
-    kernel<<<grid, kThreads, smem, st>>>(args);
-    DATTN_CUDA_CHECK(cudaGetLastError());
-  });
+  switch ((args.key_blocks + 31) / 32) {
+    case 1: return launch_slots<1, 1>(args, smem, st);
+    case 2: return launch_slots<2, 2>(args, smem, st);
+    case 3: return launch_slots<3, 4>(args, smem, st);
+    default: return launch_slots<4, 4>(args, smem, st);
+  }
 }
 
 }  // namespace dattn::sparse
