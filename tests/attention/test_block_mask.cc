@@ -31,6 +31,20 @@ TEST(BlockMask, DensityCountIsCeilWithAtLeastOneBlock) {
   EXPECT_EQ(density_block_count(0.5, 0), 0);
 }
 
+TEST(BlockMask, KeepsEveryBlockOnlyAtDensityOneWithoutCdf) {
+  BlockMaskOptions o;
+  EXPECT_FALSE(keeps_every_block(o));  // no density given: the default 0.25 applies
+  o.density = 1.0;
+  EXPECT_TRUE(keeps_every_block(o));
+  o.keep_diagonal = false;
+  EXPECT_TRUE(keeps_every_block(o));
+  o.cdf_threshold = 1.0;  // a cdf threshold may keep fewer blocks even at density 1
+  EXPECT_FALSE(keeps_every_block(o));
+  o.cdf_threshold.reset();
+  o.density = 0.999;
+  EXPECT_FALSE(keeps_every_block(o));
+}
+
 TEST(BlockMask, OrderByScoreTiesByIndexDiagonalFirst) {
   const std::vector<float> s = {0.5f, 2.0f, 0.5f, 1.0f};
   const std::vector<std::int32_t> n = {64, 64, 64, 64};

@@ -295,6 +295,21 @@ TEST(SparseCudaHopper, DensityOneEqualsFlashAttn) {
     }
 }
 
+// Through the backend, density 1 (no cdf threshold) skips the mask and runs FLASH_ATTN itself.
+TEST(SparseCuda, BackendAtDensityOneIsFlashAttn) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  for (DType t : {DType::BF16, DType::F16}) {
+    const SparseCase sc{2, 300, 517, 4, 2, 128, t, 128, 1.0, MaskMode::Lengths};
+    const std::uint64_t seed = test::fresh_seed();
+    AttentionCase c = make_case(sc, seed);
+    ASSERT_EQ(test::run_case_on_cuda(backend_by_name("FLASH_ATTN"), c, nlohmann::json::object()), "");
+    const std::vector<std::uint8_t> flash(static_cast<const std::uint8_t*>(c.out.data()),
+                                          static_cast<const std::uint8_t*>(c.out.data()) + c.out.bytes());
+    ASSERT_EQ(test::run_case_on_cuda(backend_by_name("SPARSE_BLOCK"), c, {{"density", 1.0}}), "");
+    EXPECT_EQ(std::memcmp(flash.data(), c.out.data(), flash.size()), 0) << sc.describe(seed);
+  }
+}
+
 // FLASH_ATTN runs the portable kernel for head dim 32 and for boolean key masks on every device: with
 // the same key tiles, density 1 takes the same steps (at either block size).
 TEST(SparseCuda, PortableDensityOneEqualsFlashAttn) {

@@ -40,6 +40,12 @@ struct BlockMask {
 // a failure here is a caller's bug. The CPU and CUDA estimators both call it.
 void check_mask_options(const BlockMaskOptions& options);
 
+// Whether the options keep every key block whatever the inputs (density 1, no cdf threshold): the
+// mask then need not be estimated, and the result is FLASH_ATTN's.
+inline bool keeps_every_block(const BlockMaskOptions& options) {
+  return options.density.has_value() && *options.density >= 1.0 && !options.cdf_threshold.has_value();
+}
+
 // Blocks that a density keeps out of n valid ones: max(1, ceil(density * n)), 0 when n is 0.
 std::int64_t density_block_count(double density, std::int64_t n_valid_blocks);
 

@@ -99,6 +99,10 @@ class SparseBlockBackend final : public AttentionBackend {
 
   void run(const AttentionProblem& problem, const json& extra, Device device) const override {
     const sparse::BlockMaskOptions options = mask_options(extra);
+    if (sparse::keeps_every_block(options) && device == Device::CPU) {
+      flash::flash_attention_cpu(problem);  // nothing to estimate; the CUDA path does the same
+      return;
+    }
     if (device == Device::CUDA) {
 #ifdef DATTN_WITH_CUDA
       sparse::sparse_block_cuda(problem, options);

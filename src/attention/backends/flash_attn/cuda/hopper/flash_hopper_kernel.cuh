@@ -94,7 +94,11 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<k
     }
     mbar_wait(sm.q_full(), q_uses & 1);
     ++q_uses;
+    // The GEMM turn restarts with every work tile here: letting it run on across tiles (as SAGE_ATTN
+    // does) measured ~4% slower on flux_joint (bench/notes/attention_kernels.md).
+    begin_turns<kPingPong>(cw);
     consumer_mainloop<kHeadDim, kFp16, kPingPong, kWalk>(p, sm, cw, keys.entries, keys.count, kv_len, ring, o, l);
+    end_turns<kPingPong>(cw);
     ring += keys.count;
     store_output<kHeadDim, kFp16>(&p.tm_o, sm.o(), cw, tile, o, l);
   }

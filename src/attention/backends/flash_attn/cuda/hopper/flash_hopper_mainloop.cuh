@@ -115,7 +115,7 @@ struct KeyTileMask {
 // (the ring position of the first key tile). On return `o` holds the
 // unnormalised output and `l` this thread's partial row sums; Q has been released (q_empty).
 // Named barriers: 1 and 2 pass the GEMM turn (ping-pong); 5 syncs both consumer warpgroups after
-// zeroing padded V rows.
+// zeroing padded V rows. The caller opens and closes the turn (begin_turns / end_turns).
 template <int kHeadDim, bool kFp16, bool kPingPong, KeyWalk kWalk>
 __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const SmemView<kHeadDim>& sm, int cw,
                                                   const int* entries, int n_tiles, int kv_len, int ring, float* o,
@@ -143,7 +143,6 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
   const auto release_q = [&](int j) {
     if (j == n_tiles - 1 && lane == 0) mbar_arrive(sm.q_empty());
   };
-  if (kPingPong && cw == 1) named_arrive(1, 256);  // warpgroup 0 goes first
 
   // Tile 0: S, softmax, P.
   {
@@ -212,7 +211,6 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(o, kAcc);
     if (lane == 0) mbar_arrive(sm.v_empty(last.stage));
   }
-  if (kPingPong && cw == 0) named_sync(1, 256);  // consume warpgroup 1's last signal
 }
 
 }  // namespace dattn::flash::hopper

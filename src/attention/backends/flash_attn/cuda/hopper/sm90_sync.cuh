@@ -128,4 +128,19 @@ __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// The ping-pong GEMM turn of the two consumer warpgroups (named barriers 1 and 2; FLASH_ATTN and
+// SAGE_ATTN). begin_turns lets warpgroup 0 go first; end_turns has warpgroup 0 consume warpgroup 1's
+// last signal (or the opening one if no turn was taken). Both warpgroups take the same number of
+// turns per work tile, so a pair may enclose one work tile (FLASH_ATTN) or all of a CTA's tiles
+// (SAGE_ATTN: warpgroup 0 then starts the next tile while warpgroup 1 is still in its epilogue).
+template <bool kPingPong>
+__device__ __forceinline__ void begin_turns(int cw) {
+  if (kPingPong && cw == 1) named_arrive(1, 256);
+}
+
+template <bool kPingPong>
+__device__ __forceinline__ void end_turns(int cw) {
+  if (kPingPong && cw == 0) named_sync(1, 256);
+}
+
 }  // namespace dattn::flash::hopper

@@ -50,6 +50,7 @@ __device__ __forceinline__ void consumer(const SageHopperParams& p, const SageSm
   const int t = threadIdx.x % 128, warp = t / 32, lane = t % 32;
   float o[Cfg::kAcc], l[2];
   int ring = 0, q_uses = 0;
+  begin_turns<kPingPong>(cw);  // the GEMM turn alternates across work tiles
   for (int tile_id = blockIdx.x; tile_id < p.total_tiles; tile_id += gridDim.x) {
     const TileCoord tile(tile_id, p.m_blocks, p.heads_q);
     const int kv_len = p.kv_len[tile.b];
@@ -73,6 +74,7 @@ __device__ __forceinline__ void consumer(const SageHopperParams& p, const SageSm
     for (int i = 0; i < Cfg::kAcc; ++i) o[i] *= __ldg(v_scale + (i / 4) * 8 + (lane % 4) * 2 + (i & 1));
     store_output<kHeadDim, kFp16>(&p.tm_o, sm.o(), cw, tile, o, l);
   }
+  end_turns<kPingPong>(cw);
   if (t == 0) tma_store_wait_read();  // shared memory must outlive the last store
 }
 

@@ -203,7 +203,6 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
     sc[0] = __fmul_rn(q_scale, ks[0]);
     sc[1] = __fmul_rn(q_scale, ks[1]);
   };
-  if (kPingPong && cw == 1) named_arrive(1, 256);  // warpgroup 0 goes first
 
   float ks_next[2];
   {
@@ -278,7 +277,6 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) o[i] = fmaf(o[i], c[(i >> 1) & 1], ot[i]);
   }
-  if (kPingPong && cw == 0) named_sync(1, 256);  // consume warpgroup 1's last signal
 }
 
 }  // namespace dattn::sage::hopper
