@@ -85,7 +85,7 @@ class SparseBlockBackend final : public AttentionBackend {
         // must see whether the user gave density (with cdf_threshold the smaller set wins).
         {"density", ExtraKey::Type::Number, nullptr, "(0, 1]",
          "fraction of valid key blocks kept per query block (at least one); default 0.25 unless "
-         "cdf_threshold is given",
+         "cdf_threshold is given; 1 without cdf_threshold runs FLASH_ATTN (no mask)",
          check_unit_interval},
         {"cdf_threshold", ExtraKey::Type::Number, nullptr, "(0, 1]",
          "keep the fewest top key blocks whose estimated attention mass reaches this; with density "

@@ -194,7 +194,8 @@ __device__ __forceinline__ void score_select_warp_row(const WarpScoreSelectArgs&
       ++mine;
     }
   }
-  select_and_write_row<kSortSlots>(key, int(__reduce_add_sync(0xffffffffu, unsigned(mine))), a.density, lane, sm.kept + warp * kWarpRowBitmapWords,
+  const int candidates = int(__reduce_add_sync(0xffffffffu, unsigned(mine)));
+  select_and_write_row<kSortSlots>(key, candidates, a.density, lane, sm.kept + warp * kWarpRowBitmapWords,
                                    (std::int64_t(b) * a.heads_q + h) * a.query_blocks + qb,
                                    RowOutput{a.blocks, a.counts, a.order, nkb});
 }

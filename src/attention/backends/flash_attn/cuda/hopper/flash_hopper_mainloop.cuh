@@ -130,7 +130,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
   for (int i = 0; i < kAcc; ++i) o[i] = 0.f;
   float m[2] = {-INFINITY, -INFINITY}, alpha[2];
   l[0] = l[1] = 0.f;
-  const std::uint32_t q_addr = smem_u32(sm.q()) + cw * 64 * 128;
+  const std::uint32_t q_addr = smem_addr(sm.q()) + cw * 64 * 128;
   using Mask = KeyTileMask<kWalk, Cfg::kBlockN>;
   constexpr bool kHalves = kWalk == KeyWalk::ListedHalves;
   const auto sched_wait = [&] {
@@ -150,7 +150,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     const Mask mask(entries, 0, n_tiles, kv_len, cw);
     mbar_wait(sm.k_full(k0.stage), k0.phase);
     sched_wait();
-    issue_qk<kHeadDim, kFp16>(s, q_addr, smem_u32(sm.k(k0.stage)));
+    issue_qk<kHeadDim, kFp16>(s, q_addr, smem_addr(sm.k(k0.stage)));
     sched_signal();
     wgmma_wait<0>();
     fence_regs(s, 64);
@@ -167,8 +167,8 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     mbar_wait(sm.k_full(cur.stage), cur.phase);
     mbar_wait(sm.v_full(prev.stage), prev.phase);
     sched_wait();
-    issue_qk<kHeadDim, kFp16>(s, q_addr, smem_u32(sm.k(cur.stage)));
-    issue_pv<kHeadDim, kFp16>(o, pr, smem_u32(sm.v(prev.stage)));
+    issue_qk<kHeadDim, kFp16>(s, q_addr, smem_addr(sm.k(cur.stage)));
+    issue_pv<kHeadDim, kFp16>(o, pr, smem_addr(sm.v(prev.stage)));
     sched_signal();
     wgmma_wait<1>();  // S done (P V of tile j-1 may still run)
     fence_regs(s, 64);
@@ -205,7 +205,7 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
       named_sync(5, 256);
     }
     sched_wait();
-    issue_pv<kHeadDim, kFp16>(o, pr, smem_u32(sm.v(last.stage)));
+    issue_pv<kHeadDim, kFp16>(o, pr, smem_addr(sm.v(last.stage)));
     sched_signal();
     wgmma_wait<0>();
     fence_regs(o, kAcc);

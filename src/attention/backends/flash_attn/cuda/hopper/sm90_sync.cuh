@@ -5,16 +5,15 @@
 #include <cstdint>
 
 #include "attention/backends/flash_attn/cuda/hopper/wgmma.cuh"
+#include "core/cuda/cp_async.cuh"
 
 namespace dattn::flash::hopper {
 
-__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
+using dattn::cuda::smem_addr;  // a shared-memory pointer as the 32-bit address PTX takes
 
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) {
 #if DATTN_SM90A
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
 #endif
 }
 
@@ -36,14 +35,14 @@ __device__ __forceinline__ void fence_proxy_async() {
 // One arrival that also announces `bytes` of TMA transactions for the current phase.
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
 #if DATTN_SM90A
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes)
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
                : "memory");
 #endif
 }
 
 __device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
 #if DATTN_SM90A
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(bar)) : "memory");
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
 #endif
 }
 
@@ -60,7 +59,7 @@ __device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t pari
       "WAIT_%=:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n"
       "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(smem_u32(bar)),
+      "}\n" ::"r"(smem_addr(bar)),
       "r"(parity), "n"(10000000)
       : "memory");
 #endif
@@ -72,8 +71,8 @@ __device__ __forceinline__ void tma_load_4d(void* smem_dst, const void* tmap, st
 #if DATTN_SM90A
   asm volatile(
       "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_u32(smem_dst)),
-      "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(smem_u32(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      " [%0], [%1, {%3, %4, %5, %6}], [%2];\n" ::"r"(smem_addr(smem_dst)),
+      "l"(reinterpret_cast<std::uint64_t>(tmap)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 #endif
 }
@@ -85,7 +84,7 @@ __device__ __forceinline__ void tma_store_4d(const void* tmap, const void* smem_
   asm volatile(
       "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"(
           reinterpret_cast<std::uint64_t>(tmap)),
-      "r"(smem_u32(smem_src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      "r"(smem_addr(smem_src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
       : "memory");
 #endif
 }
