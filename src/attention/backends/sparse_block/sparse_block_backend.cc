@@ -11,6 +11,7 @@
 #include "attention/backends/flash_attn/cpu_flash.h"
 #include "attention/backends/sparse_block/block_mask.h"
 #ifdef DATTN_WITH_CUDA
+#include "attention/backends/flash_attn/cuda/flash_cuda.h"
 #include "attention/backends/sparse_block/cuda/sparse_cuda.h"
 #endif
 #include "dattn/core/error.h"
@@ -99,17 +100,23 @@ class SparseBlockBackend final : public AttentionBackend {
 
   void run(const AttentionProblem& problem, const json& extra, Device device) const override {
     const sparse::BlockMaskOptions options = mask_options(extra);
-    if (sparse::keeps_every_block(options) && device == Device::CPU) {
-      flash::flash_attention_cpu(problem);  // nothing to estimate; the CUDA path does the same
-      return;
-    }
+    // Every block kept: the listed walk would repeat FLASH_ATTN's steps bit for bit (tested on both
+    // devices), so run FLASH_ATTN and skip the mask it would not use.
+    const bool all_blocks = sparse::keeps_every_block(options);
     if (device == Device::CUDA) {
 #ifdef DATTN_WITH_CUDA
-      sparse::sparse_block_cuda(problem, options);
+      if (all_blocks)
+        flash::flash_attention_cuda(problem);
+      else
+        sparse::sparse_block_cuda(problem, options);
       return;
 #else
       throw UserError("SPARSE_BLOCK cannot run on cuda: " + cuda_kernel_missing(name()).reason);
 #endif
+    }
+    if (all_blocks) {
+      flash::flash_attention_cpu(problem);
+      return;
     }
     sparse::BlockMask mask = sparse::estimate_block_mask(problem, options);
     // Visit kept blocks in ascending key order, as a dense kernel would; density 1 then repeats

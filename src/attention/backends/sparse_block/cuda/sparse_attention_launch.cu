@@ -101,12 +101,6 @@ void sparse_attention_cuda(const AttentionProblem& problem, const DeviceKeyBlock
 }
 
 void sparse_block_cuda(const AttentionProblem& problem, const BlockMaskOptions& options) {
-  // Every block kept: the listed walk would repeat FLASH_ATTN's kernel bit for bit
-  // (SparseCuda*DensityOneEqualsFlashAttn), so skip the mask it would not use.
-  if (keeps_every_block(options)) {
-    flash::flash_attention_cuda(problem);
-    return;
-  }
   const DeviceBlockMask mask = estimate_block_mask_cuda(problem, options, /*with_mask_order=*/false);
   sparse_attention_cuda(problem, mask.view());
 }  // the mask's buffers are freed in stream order, after the kernel
