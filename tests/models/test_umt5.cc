@@ -12,6 +12,7 @@
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/models/umt5.h"
+#include "dattn/pipeline/wan/prompt_embeds.h"
 #include "dattn/text/tokenizer.h"
 #include "models/umt5/position_bias.h"
 #include "support/golden_dir.h"

@@ -16,6 +16,7 @@
 #include "dattn/io/safetensors.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/models/umt5.h"
+#include "dattn/pipeline/wan/prompt_embeds.h"
 #include "dattn/models/umt5_random.h"
 #include "dattn/text/tokenizer.h"
 #include "models/umt5/position_bias.h"

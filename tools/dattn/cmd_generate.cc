@@ -1,5 +1,5 @@
-// dattn generate: text to video with a diffusers Wan pipeline directory, written as .mp4, .png or
-// .safetensors. Every argument is checked before any weight is read.
+// dattn generate: text to video with a diffusers pipeline directory (the registry of load_pipeline picks
+// the family), written as .mp4, .png or .safetensors. Every argument is checked before any weight is read.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,14 +19,15 @@
 #include "dattn/generate_report.h"
 #include "dattn/generate_validation.h"
 #include "dattn/io/video_writer.h"
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/pipeline/noise.h"
+#include "dattn/pipeline/pipeline.h"
 
 namespace dattn::tool {
 namespace {
 
 struct GenerateOptions {
   std::string model, prompt, negative_prompt, output, initial_latents, report;
-  std::string device = "cpu", dtype = "fp32";
+  std::string device = "cpu", dtype = "fp32", guidance;
   std::int64_t height = 0, width = 0, num_frames = 0;
   int steps = 0, fps = 16;
   std::uint64_t seed = 0;
@@ -89,40 +90,39 @@ void print_progress(const char* tag, int i, int n, double t, double step_ms, dou
                step_ms / 1000.0, elapsed_ms / 1000.0, eta_s);
 }
 
-// Runs the pipeline once, recording what a validation compares (the final latents only when asked:
-// copying them costs a little at the run's last step). `full`, when given, receives the whole result.
-RunRecord run_recorded(const WanPipelineInfo& info, const WanT2VRequest& request, const WanRunSettings& settings,
-                       const char* tag, bool keep_latents, WanT2VResult* full = nullptr) {
+// Runs the pipeline once, recording what a validation compares. `full`, when given, receives the whole
+// result.
+RunRecord run_recorded(Pipeline& pipeline, const GenerationRequest& request, const char* tag, bool keep_latents,
+                       GenerationResult* full = nullptr) {
   RunRecord rec;
   double elapsed_ms = 0;
-  WanT2VObserver observer;
-  observer.on_step = [&](int i, int n, double t, const Tensor& latents, double step_ms) {
-    rec.step_ms.push_back(step_ms);
+  ProgressObserver observer;
+  observer.on_step = [&](int i, int n, double t, const Tensor&, double step_ms) {
     elapsed_ms += step_ms;
     print_progress(tag, i, n, t, step_ms, elapsed_ms);
-    if (keep_latents && i == n - 1) rec.latents = latents.to_f64_vector();
   };
   const auto start = std::chrono::steady_clock::now();
-  WanT2VResult result = generate_wan_t2v(info, request, settings, observer);
+  GenerationResult result = pipeline.run(request, observer);
   rec.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  for (const auto& [stage, ms] : result.stage_ms)
+  for (const auto& [stage, ms] : result.report.stage_ms)
     if (stage == "denoising") rec.dit_ms = ms;
-  rec.attention = result.attention;
+  rec.step_ms = result.report.step_ms;
+  rec.attention = result.report.attention;
   rec.frames = result.frames;
+  if (keep_latents) rec.latents = result.final_latents.to_f64_vector();
   if (full) *full = std::move(result);
   return rec;
 }
 
-// Runs the request once per configuration with `steps` denoising steps, untimed and discarded, so that
+// Runs the request once per pipeline with `steps` denoising steps, untimed and discarded, so that
 // neither timed run of a validation pays the process's one-time set-up (CUDA context, lazily loaded
 // kernels, library handles, memory pools, a cold file cache). Measured on an H200 with the demo's small
 // model, SAGE_ATTN then FLASH_ATTN: 1.52 s and 0.26 s end to end without it, 0.18 s and 0.16 s with it.
-void warm_up(const WanPipelineInfo& info, WanT2VRequest request, int steps,
-             std::initializer_list<const WanRunSettings*> configurations) {
+void warm_up(GenerationRequest request, int steps, std::initializer_list<Pipeline*> pipelines) {
   request.num_inference_steps = std::min(steps, request.num_inference_steps);
   std::fprintf(stderr, "[dattn] warm-up: %d step(s) with each of %zu configurations (untimed)\n",
-               request.num_inference_steps, configurations.size());
-  for (const WanRunSettings* s : configurations) generate_wan_t2v(info, request, *s, WanT2VObserver{});
+               request.num_inference_steps, pipelines.size());
+  for (Pipeline* p : pipelines) p->run(request);
 }
 
 int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
@@ -130,13 +130,20 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   const auto ms_since = [](auto t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  // Everything the user gave is checked here, before any weight is read.
-  WanRunSettings settings;
-  settings.device = device_from_option(o.device);
-  settings.dtype = run_dtype(o.dtype);
-  settings.attention = settings_from_command_line(ctx.attention_flags);
-  const WanPipelineInfo info = inspect_wan_pipeline(o.model);
-  WanT2VRequest request;
+  // Everything the user gave is checked here, before any weight is read: building a PerStage pipeline
+  // reads only its configs and resolves its attention roles.
+  PipelineOptions options;
+  options.device = device_from_option(o.device);
+  options.dtype = run_dtype(o.dtype);
+  options.attention = settings_from_command_line(ctx.attention_flags);
+  options.residency = Residency::PerStage;  // one big component in memory at a time
+  if (!o.guidance.empty()) {
+    options.guidance = parse_guidance_mode(o.guidance);
+    if (!options.guidance)
+      throw UserError("--guidance '" + o.guidance + "': expected sequential or batched");
+  }
+  std::unique_ptr<Pipeline> pipeline = load_pipeline(o.model, options);
+  GenerationRequest request;
   request.prompt = o.prompt;
   request.negative_prompt = o.negative_prompt;
   request.height = o.height;
@@ -147,7 +154,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   request.seed = o.seed;
   request.flow_shift = o.flow_shift;
   if (!o.initial_latents.empty()) request.initial_latents = read_initial_latents(o.initial_latents);
-  check_wan_t2v_request(info, request);
+  pipeline->check(request);
   VideoWriteOptions video;
   video.fps = o.fps;
   if (o.fps < 1) throw UserError("--fps " + std::to_string(o.fps) + " must be at least 1");
@@ -157,25 +164,32 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   if (o.validate_min_psnr && o.validate_against.empty())
     throw UserError("--validate-min-psnr needs --validate-against BACKEND (the run to compare with)");
   const bool validate = !o.validate_against.empty();
-  WanRunSettings baseline = settings;
-  if (validate) baseline.attention = baseline_settings(o.validate_against);
+  // The baseline is a second pipeline of the same model with every role on the baseline backend.
+  std::unique_ptr<Pipeline> baseline;
+  if (validate) {
+    PipelineOptions base_options = options;
+    base_options.attention = baseline_settings(o.validate_against);
+    baseline = load_pipeline(o.model, base_options);
+  }
   if (validate && o.validate_warmup_steps > 0) {
-    warm_up(info, request, o.validate_warmup_steps, {&settings, &baseline});
+    warm_up(request, o.validate_warmup_steps, {pipeline.get(), baseline.get()});
     start = std::chrono::steady_clock::now();  // the report's total is the timed run's
   }
 
-  WanT2VResult result;
-  RunRecord record = run_recorded(info, request, settings, "dattn", validate, &result);
+  GenerationResult result;
+  RunRecord record = run_recorded(*pipeline, request, "dattn", validate, &result);
+  std::vector<std::pair<std::string, double>>& stage_ms = result.report.stage_ms;
+  const std::vector<StageMemory>& stage_memory = result.report.stage_memory;
 
   const auto write_start = std::chrono::steady_clock::now();
   GenerateReport report;
   report.files = write_video(o.output, result.frames, video);
-  result.stage_ms.emplace_back("writing", ms_since(write_start));
+  stage_ms.emplace_back("writing", ms_since(write_start));
 
   report.model = o.model;
   report.output = o.output;
-  report.device = std::string(device_name(settings.device));
-  report.dtype = std::string(dtype_name(settings.dtype));
+  report.device = std::string(device_name(options.device));
+  report.dtype = std::string(dtype_name(options.dtype));
   report.frames = result.frames.dim(0);
   report.height = result.frames.dim(1);
   report.width = result.frames.dim(2);
@@ -184,28 +198,31 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   report.guidance_scale = o.guidance_scale;
   report.seed = o.seed;
   report.seeded_noise = o.initial_latents.empty();
-  report.attention = result.attention;
-  report.stage_ms = result.stage_ms;
+  report.attention = result.report.attention;
+  report.guidance = std::string(guidance_mode_name(result.report.guidance));
+  report.stage_ms = stage_ms;
+  report.median_step_ms = median_step_ms(record);
   report.total_ms = ms_since(start);
   report.peak_host_bytes = host_peak_rss_bytes();
   // Peak memory per stage group (host VmHWM reset between stages; device: dattn tensors on CUDA).
-  for (const auto& m : result.stage_memory)
+  for (const auto& m : stage_memory)
     if (m.peak_host_bytes > report.peak_host_bytes) report.peak_host_bytes = m.peak_host_bytes;
   std::fputs(summary_text(report).c_str(), stdout);
-  std::fputs(stage_memory_text(result.stage_memory).c_str(), stdout);
+  std::fputs(stage_memory_text(stage_memory).c_str(), stdout);
   std::optional<ValidationResult> validation;
   if (validate) {
-    RunRecord base = run_recorded(info, request, baseline, "dattn baseline", true);
-    validation = compare_runs(baseline.attention.config.default_spec->backend, std::move(record), std::move(base));
+    RunRecord base = run_recorded(*baseline, request, "dattn baseline", true);
+    validation = compare_runs(baseline->options().attention.config.default_spec->backend, std::move(record),
+                              std::move(base));
     validation->warmup_steps = std::min(o.validate_warmup_steps, o.steps);
     std::fputs(validation_text(*validation).c_str(), stdout);
   }
   if (!o.report.empty()) {
     nlohmann::json j = summary_json(report);
     if (validation) j["validation"] = validation_json(*validation);
-    j["stage_memory"] = stage_memory_json(result.stage_memory);
+    j["stage_memory"] = stage_memory_json(stage_memory);
     std::int64_t device_peak = -1;
-    for (const auto& m : result.stage_memory) device_peak = std::max(device_peak, m.peak_device_bytes);
+    for (const auto& m : stage_memory) device_peak = std::max(device_peak, m.peak_device_bytes);
     j["peak_device_bytes"] = device_peak >= 0 ? nlohmann::json(device_peak) : nlohmann::json(nullptr);
     std::ofstream out(o.report);
     out << j.dump(2) << "\n";
@@ -224,7 +241,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
 Command add_generate_command(CLI::App& root) {
   auto o = std::make_shared<GenerateOptions>();
   CLI::App* app = root.add_subcommand(
-      "generate", "Text to video with a diffusers Wan pipeline directory (WanPipeline); writes .mp4, .png or "
+      "generate", "Text to video with a diffusers pipeline directory (WanPipeline); writes .mp4, .png or "
                   ".safetensors by the output's extension");
   app->add_option("--model", o->model, "The pipeline directory (model_index.json, transformer/, vae/, ...)")
       ->required()->type_name("DIR");
@@ -247,6 +264,10 @@ Command add_generate_command(CLI::App& root) {
       ->type_name("FILE");
   app->add_option("--device", o->device, "cpu or cuda: where the text encoder and the transformer run")->capture_default_str();
   app->add_option("--dtype", o->dtype, "Transformer dtype: fp32, bf16 or fp16")->capture_default_str();
+  app->add_option("--guidance", o->guidance,
+                  "Classifier-free guidance strategy: batched (conditional and unconditional as one batch-2 "
+                  "forward) or sequential (two forwards); default: the model's faster one")
+      ->type_name("MODE");
   app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
   app->add_option("--validate-against", o->validate_against,
                   "Run the same request again with every attention role on this backend (e.g. FLASH_ATTN) and "

@@ -7,7 +7,7 @@
 
 #include "dattn/command.h"
 #include "dattn/core/error.h"
-#include "dattn/pipeline/wan_random_pipeline.h"
+#include "dattn/pipeline/wan/random_pipeline.h"
 
 namespace dattn::tool {
 namespace {

@@ -35,7 +35,8 @@ std::string summary_text(const GenerateReport& r) {
   out << "wrote " << r.output << ": " << r.frames << " frame" << (r.frames == 1 ? "" : "s") << " of " << r.width << "x"
       << r.height;
   if (r.files.size() > 1) out << " in " << r.files.size() << " files";
-  out << " (" << r.steps << " steps, guidance " << format("%g", r.guidance_scale) << ", "
+  out << " (" << r.steps << " steps, guidance " << format("%g", r.guidance_scale)
+      << (r.guidance_scale > 1 ? " " + r.guidance : std::string()) << ", "
       << (r.seeded_noise ? "seed " + std::to_string(r.seed) : std::string("initial latents from file")) << ", "
       << r.device << " " << r.dtype << ")\n";
   out << "attention:\n";
@@ -47,6 +48,7 @@ std::string summary_text(const GenerateReport& r) {
   };
   for (const auto& [stage, ms] : r.stage_ms) row(stage, ms);
   row("total", r.total_ms);
+  row("median step", r.median_step_ms);
   if (r.peak_host_bytes >= 0)
     out << "peak host memory (VmHWM): " << format("%.1f MiB", double(r.peak_host_bytes) / (1024.0 * 1024.0)) << "\n";
   return out.str();
@@ -73,6 +75,8 @@ nlohmann::json summary_json(const GenerateReport& r) {
           {"fps", r.fps},
           {"num_inference_steps", r.steps},
           {"guidance_scale", r.guidance_scale},
+          {"guidance", r.guidance},
+          {"median_step_ms", r.median_step_ms},
           {"seed", r.seeded_noise ? nlohmann::json(r.seed) : nlohmann::json(nullptr)},
           {"attention", attention},
           {"stages", stages},

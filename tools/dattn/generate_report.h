@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/pipeline/pipeline.h"
 
 namespace dattn::tool {
 
@@ -18,6 +18,8 @@ struct GenerateReport {
   std::int64_t frames = 0, height = 0, width = 0;
   int fps = 0, steps = 0;
   double guidance_scale = 0;
+  std::string guidance;  // the strategy that ran: "sequential" or "batched"
+  double median_step_ms = 0;
   std::uint64_t seed = 0;
   bool seeded_noise = true;  // false when --initial-latents gave the noise
   std::vector<Resolution> attention;

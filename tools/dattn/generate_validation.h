@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "dattn/attention/config.h"
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/pipeline/pipeline.h"
 
 namespace dattn::tool {
 
 // What one run of the pipeline took, and what it produced for the comparison.
 struct RunRecord {
-  double total_ms = 0;               // generate_wan_t2v, all stages (loading included)
+  double total_ms = 0;               // Pipeline::run, all stages (loading included)
   double dit_ms = 0;                 // the "denoising" stage
   std::vector<double> step_ms;       // per denoising step
   std::vector<Resolution> attention;  // the backend each role resolved to

@@ -16,7 +16,6 @@
 
 namespace dattn {
 
-struct TokenizedBatch;
 
 struct Umt5Config {
   std::int64_t vocab_size = 0;
@@ -66,12 +65,5 @@ class Umt5Encoder {
   explicit Umt5Encoder(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-// diffusers' WanPipeline._get_t5_prompt_embeds after the encoder: row b keeps its first n_b positions,
-// n_b = the number of nonzero mask entries of row b, and is zero after them. embeds [B, S, D].
-Tensor zero_after_lengths(const Tensor& embeds, const std::vector<std::int64_t>& attention_mask);
-
-// Tokens through the encoder, then zero_after_lengths: the pipeline's prompt_embeds [B, S, d_model].
-Tensor encode_prompt(const Umt5Encoder& encoder, const TokenizedBatch& tokens);
 
 }  // namespace dattn

@@ -25,7 +25,7 @@ class FlowMatchEulerDiscreteScheduler final : public Scheduler {
   const FlowMatchEulerConfig& config() const { return config_; }
 
  private:
-  void step_impl(std::span<const double> model_output, int step_index, std::span<double> sample) override;
+  Tensor step_impl(const Tensor& model_output, int step_index, const Tensor& sample) override;
 
   FlowMatchEulerConfig config_;
   double sigma_min_ = 0, sigma_max_ = 1;  // of the shifted training schedule

@@ -9,8 +9,10 @@
 //
 // Arithmetic reproduces diffusers exactly: the schedule is computed in float64 like numpy and stored
 // in float32 like the torch tensors, the solver's scalar coefficients are float32 like diffusers'
-// 0-dim tensors, and the per-element updates run in double. Float32 samples are updated in double
-// and rounded once at the end (diffusers rounds after every operation: a difference of float32 rounding).
+// 0-dim tensors, and the per-element updates run in double as linear combinations of the sample and
+// the stored model outputs (ops::linear_combination), on the sample's device: the samples and the
+// solver's history never leave the GPU between steps. Float32 samples are updated in double and rounded
+// once at the end (diffusers rounds after every operation: a difference of float32 rounding).
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -43,12 +45,13 @@ class Scheduler {
   // One step from sigmas()[step_index] to sigmas()[step_index + 1]. Shapes are flat and equal.
   std::vector<double> step(std::span<const double> model_output, int step_index, std::span<const double> sample);
   std::vector<float> step(std::span<const float> model_output, int step_index, std::span<const float> sample);
-  // Host tensors of equal shape, both F64 or both F32; the result has their shape and dtype.
+  // Tensors of equal shape on one device (CPU or CUDA), each F32 or F64; the update runs on that device
+  // and the result has the sample's shape, dtype and device.
   Tensor step(const Tensor& model_output, int step_index, const Tensor& sample);
 
  protected:
-  // The update in double; `sample` holds the input sample and receives the result.
-  virtual void step_impl(std::span<const double> model_output, int step_index, std::span<double> sample) = 0;
+  // The update of checked arguments: the next sample in `sample`'s dtype, on its device.
+  virtual Tensor step_impl(const Tensor& model_output, int step_index, const Tensor& sample) = 0;
   // Called by set_timesteps implementations once timesteps_ and sigmas_ are set.
   void reset_steps();
 

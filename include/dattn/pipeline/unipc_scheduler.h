@@ -33,15 +33,16 @@ class UniPCMultistepScheduler final : public Scheduler {
   const UniPCConfig& config() const { return config_; }
 
  private:
-  void step_impl(std::span<const double> model_output, int step_index, std::span<double> sample) override;
-  void predict(int order, std::span<const double> x, std::span<double> out) const;
-  void correct(const std::vector<double>& model_t, std::span<double> x_t) const;
+  Tensor step_impl(const Tensor& model_output, int step_index, const Tensor& sample) override;
+  Tensor predict(int order, const Tensor& x, DType out_dtype) const;
+  Tensor correct(const Tensor& model_t) const;
 
   UniPCConfig config_;
   std::vector<float> sigmas_f32_;  // diffusers keeps sigmas in float32
-  // Solver state: the converted outputs (x0 predictions) of the last solver_order steps, newest last.
-  std::vector<std::vector<double>> model_outputs_;
-  std::vector<double> last_sample_;
+  // Solver state, on the samples' device: the converted outputs (x0 predictions, fp64) of the last
+  // solver_order steps, newest last, and the sample the last prediction started from.
+  std::vector<Tensor> model_outputs_;
+  Tensor last_sample_;
   int lower_order_nums_ = 0;
   int this_order_ = 0;
   int step_index_ = 0;

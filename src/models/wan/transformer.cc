@@ -7,6 +7,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/io/weight_store.h"
+#include "dattn/ops/combine.h"
 #include "dattn/ops/ops.h"
 #include "models/wan/block.h"
 #include "models/wan/condition.h"
@@ -134,6 +135,28 @@ Tensor WanTransformer::forward(const Tensor& hidden_states, const Tensor& timest
   x = ops::layer_norm_modulated(x, static_cast<float>(c.eps), mod, 0, 1);
   x = ops::linear(x, w.proj_out.weight, w.proj_out.bias);
   return ops::unpatchify_3d(x, g.grid, c.patch_size, c.out_channels);
+}
+
+Tensor WanTransformer::predict(const Tensor& latents, double timestep, const Conditioning& conditioning) const {
+  const Tensor& text = conditioning.at(kWanTextInput);
+  if (latents.ndim() != 5) throw UserError("latents " + latents.describe() + ": expected [B, C, F, H, W]");
+  const std::int64_t batch = latents.dim(0);
+  Tensor t;
+  if (impl_->options.per_token_timesteps) {
+    const auto& p = impl_->config.patch_size;
+    const std::int64_t tokens = latents.dim(2) / p[0] * (latents.dim(3) / p[1]) * (latents.dim(4) / p[2]);
+    t = Tensor::from_f64(std::vector<double>(static_cast<std::size_t>(batch * tokens), timestep), {batch, tokens},
+                         DType::F64);
+  } else {
+    t = Tensor::from_f64({timestep}, {1}, DType::F64);
+  }
+  return ops::cast(forward(latents, t, text), DType::F32);
+}
+
+std::vector<Resolution> WanTransformer::attention_resolutions() const {
+  if (impl_->blocks.empty()) return {};
+  const wan::Block& b = *impl_->blocks.front();
+  return {b.attn1().layer().resolution(), b.attn2().layer().resolution()};
 }
 
 }  // namespace dattn

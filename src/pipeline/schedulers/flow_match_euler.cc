@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "dattn/core/error.h"
+#include "dattn/ops/combine.h"
 #include "pipeline/schedulers/schedule_math.h"
 
 namespace dattn {
@@ -51,15 +52,12 @@ void FlowMatchEulerDiscreteScheduler::set_timesteps(int n) {
   reset_steps();
 }
 
-void FlowMatchEulerDiscreteScheduler::step_impl(std::span<const double> model_output, int step_index,
-                                                std::span<double> sample) {
+Tensor FlowMatchEulerDiscreteScheduler::step_impl(const Tensor& model_output, int step_index, const Tensor& sample) {
   const float dt = sigmas_f32_[step_index + 1] - sigmas_f32_[step_index];
   // diffusers casts the sample to float32 before the update (prev = sample + dt * model_output, with
   // the product in the model output's precision); for a float32 sample that is a no-op.
-  for (std::size_t e = 0; e < sample.size(); ++e) {
-    const double x = static_cast<float>(sample[e]);
-    sample[e] = x + static_cast<double>(dt) * model_output[e];
-  }
+  const Tensor x = ops::cast(sample, DType::F32);
+  return ops::linear_combination({{1.0, x}, {static_cast<double>(dt), model_output}}, sample.dtype());
 }
 
 }  // namespace dattn

@@ -38,33 +38,37 @@ void Scheduler::check_step(std::size_t output_size, int step_index, std::size_t 
 
 std::vector<double> Scheduler::step(std::span<const double> model_output, int step_index,
                                     std::span<const double> sample) {
-  check_step(model_output.size(), step_index, sample.size());
-  std::vector<double> x(sample.begin(), sample.end());
-  step_impl(model_output, step_index, x);
-  return x;
+  const Shape shape{static_cast<std::int64_t>(sample.size())};
+  const Tensor m = Tensor::from_f64(std::vector<double>(model_output.begin(), model_output.end()),
+                                    {static_cast<std::int64_t>(model_output.size())}, DType::F64);
+  const Tensor x = Tensor::from_f64(std::vector<double>(sample.begin(), sample.end()), shape, DType::F64);
+  return step(m, step_index, x).to_f64_vector();
 }
 
 std::vector<float> Scheduler::step(std::span<const float> model_output, int step_index,
                                    std::span<const float> sample) {
-  check_step(model_output.size(), step_index, sample.size());
-  std::vector<double> m(model_output.begin(), model_output.end());
-  std::vector<double> x(sample.begin(), sample.end());
-  step_impl(m, step_index, x);
-  return std::vector<float>(x.begin(), x.end());
+  const Tensor m = Tensor::from_f32(std::vector<float>(model_output.begin(), model_output.end()),
+                                    {static_cast<std::int64_t>(model_output.size())});
+  const Tensor x = Tensor::from_f32(std::vector<float>(sample.begin(), sample.end()),
+                                    {static_cast<std::int64_t>(sample.size())});
+  return step(m, step_index, x).to_f32_vector();
 }
 
 Tensor Scheduler::step(const Tensor& model_output, int step_index, const Tensor& sample) {
-  if (model_output.shape() != sample.shape() || model_output.dtype() != sample.dtype())
+  auto float_or_double = [](const Tensor& t) { return t.dtype() == DType::F32 || t.dtype() == DType::F64; };
+  if (!model_output.defined() || !sample.defined())
+    throw UserError(name() + ": step() needs a model output and a sample");
+  if (!float_or_double(model_output) || !float_or_double(sample))
     throw UserError(name() + ": model output " + model_output.describe() + " and sample " + sample.describe() +
-                    " must have the same shape and dtype");
-  if (sample.dtype() != DType::F32 && sample.dtype() != DType::F64)
-    throw UserError(name() + ": samples must be fp32 or fp64, got " + sample.describe());
+                    " must be fp32 or fp64");
+  if (model_output.device() != sample.device())
+    throw UserError(name() + ": model output " + model_output.describe() + " and sample " + sample.describe() +
+                    " must be on one device");
+  if (model_output.numel() == sample.numel() && model_output.shape() != sample.shape())
+    throw UserError(name() + ": model output " + model_output.describe() + " and sample " + sample.describe() +
+                    " must have the same shape");
   check_step(static_cast<std::size_t>(model_output.numel()), step_index, static_cast<std::size_t>(sample.numel()));
-  std::vector<double> m = model_output.to_f64_vector();
-  std::vector<double> x = sample.to_f64_vector();
-  step_impl(m, step_index, x);
-  // F32: one rounding of the double result (round to nearest even).
-  return Tensor::from_f64(x, sample.shape(), sample.dtype()).to(sample.device());
+  return step_impl(model_output, step_index, sample);
 }
 
 }  // namespace dattn

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "dattn/core/error.h"
+#include "dattn/ops/combine.h"
 #include "pipeline/schedulers/schedule_math.h"
 
 namespace dattn {
@@ -104,82 +105,72 @@ void UniPCMultistepScheduler::set_timesteps(int n) {
   s.push_back(last);
   sigmas_f32_.assign(s.begin(), s.end());
   sigmas_.assign(sigmas_f32_.begin(), sigmas_f32_.end());
-  model_outputs_.assign(static_cast<std::size_t>(config_.solver_order), {});
-  last_sample_.clear();
+  model_outputs_.assign(static_cast<std::size_t>(config_.solver_order), Tensor());
+  last_sample_ = Tensor();
   lower_order_nums_ = 0;
   this_order_ = 0;
   step_index_ = 0;
   reset_steps();
 }
 
-// multistep_uni_p_bh_update: from the sample at step_index_ to the next sigma.
-void UniPCMultistepScheduler::predict(int order, std::span<const double> x, std::span<double> out) const {
+// multistep_uni_p_bh_update: from the sample at step_index_ to the next sigma, as one linear
+// combination of x and the stored x0 predictions: ratio x - alpha h_phi_1 m0 - alpha B_h sum_i
+// rho_i (m_i - m0) / r_i, with the differences distributed over their terms.
+Tensor UniPCMultistepScheduler::predict(int order, const Tensor& x, DType out_dtype) const {
   const int k = step_index_;
   std::vector<float> older;
   for (int i = 1; i < order; ++i) older.push_back(sigmas_f32_[k - i]);
   const StepCoeffs c = coeffs(sigmas_f32_[k + 1], sigmas_f32_[k], older, order, config_.solver_bh2);
-  const std::vector<double>& m0 = model_outputs_.back();
   // Order 2 uses rho = 0.5 (diffusers' simplification); higher orders solve the order conditions.
   std::vector<double> rhos;
   if (order == 2) rhos = {0.5};
   else if (order > 2) rhos = solve_rhos(c, order - 1);
-  const double ratio = c.sigma_ratio, a_hphi1 = c.alpha_hphi1, a_bh = c.alpha_bh;
-  for (std::size_t e = 0; e < x.size(); ++e) {
-    double v = ratio * x[e] - a_hphi1 * m0[e];
-    if (order > 1) {
-      double pred_res = 0.0;
-      for (int i = 1; i < order; ++i) {
-        const double mi = model_outputs_[model_outputs_.size() - 1 - i][e];
-        const double d1 = (mi - m0[e]) / static_cast<double>(c.rks[i - 1]);
-        pred_res = i == 1 ? rhos[0] * d1 : pred_res + rhos[i - 1] * d1;
-      }
-      v = v - a_bh * pred_res;
-    }
-    out[e] = v;
+  const double a_bh = c.alpha_bh;
+  std::vector<ops::ScaledTensor> terms{{static_cast<double>(c.sigma_ratio), x}};
+  double m0_coefficient = -static_cast<double>(c.alpha_hphi1);
+  for (int i = 1; i < order; ++i) {
+    const double w = rhos[i - 1] / static_cast<double>(c.rks[i - 1]);
+    terms.push_back({-a_bh * w, model_outputs_[model_outputs_.size() - 1 - i]});
+    m0_coefficient += a_bh * w;
   }
+  terms.insert(terms.begin() + 1, ops::ScaledTensor{m0_coefficient, model_outputs_.back()});
+  return ops::linear_combination(terms, out_dtype);
 }
 
-// multistep_uni_c_bh_update: corrects x_t (the last prediction) with the model output at it.
-void UniPCMultistepScheduler::correct(const std::vector<double>& model_t, std::span<double> x_t) const {
+// multistep_uni_c_bh_update: corrects the last prediction with the model output at it (model_t):
+// ratio last - alpha h_phi_1 m0 - alpha B_h (sum_i rho_i (m_i - m0) / r_i + rho_t (model_t - m0)).
+Tensor UniPCMultistepScheduler::correct(const Tensor& model_t) const {
   const int k = step_index_, order = this_order_;
   std::vector<float> older;
   for (int i = 1; i < order; ++i) older.push_back(sigmas_f32_[k - (i + 1)]);
   const StepCoeffs c = coeffs(sigmas_f32_[k], sigmas_f32_[k - 1], older, order, config_.solver_bh2);
-  const std::vector<double>& m0 = model_outputs_.back();
   const std::vector<double> rhos = order == 1 ? std::vector<double>{0.5} : solve_rhos(c, order);
-  const double ratio = c.sigma_ratio, a_hphi1 = c.alpha_hphi1, a_bh = c.alpha_bh;
-  const double rho_t = rhos.back();
-  for (std::size_t e = 0; e < x_t.size(); ++e) {
-    const double v = ratio * last_sample_[e] - a_hphi1 * m0[e];
-    const double d1_t = model_t[e] - m0[e];
-    double res = rho_t * d1_t;
-    if (order > 1) {
-      double corr_res = 0.0;
-      for (int i = 1; i < order; ++i) {
-        const double mi = model_outputs_[model_outputs_.size() - 1 - i][e];
-        const double d1 = (mi - m0[e]) / static_cast<double>(c.rks[i - 1]);
-        corr_res = i == 1 ? rhos[0] * d1 : corr_res + rhos[i - 1] * d1;
-      }
-      res = corr_res + rho_t * d1_t;
-    }
-    x_t[e] = v - a_bh * res;
+  const double a_bh = c.alpha_bh, rho_t = rhos.back();
+  std::vector<ops::ScaledTensor> terms{{static_cast<double>(c.sigma_ratio), last_sample_}};
+  double m0_coefficient = -static_cast<double>(c.alpha_hphi1) + a_bh * rho_t;
+  for (int i = 1; i < order; ++i) {
+    const double w = rhos[i - 1] / static_cast<double>(c.rks[i - 1]);
+    terms.push_back({-a_bh * w, model_outputs_[model_outputs_.size() - 1 - i]});
+    m0_coefficient += a_bh * w;
   }
+  terms.insert(terms.begin() + 1, ops::ScaledTensor{m0_coefficient, model_outputs_.back()});
+  terms.push_back({-a_bh * rho_t, model_t});
+  return ops::linear_combination(terms, DType::F64);
 }
 
-void UniPCMultistepScheduler::step_impl(std::span<const double> model_output, int step_index,
-                                        std::span<double> sample) {
+Tensor UniPCMultistepScheduler::step_impl(const Tensor& model_output, int step_index, const Tensor& sample) {
   if (step_index_ != step_index) {  // a run that starts later than step 0
     step_index_ = step_index;
-    last_sample_.clear();
+    last_sample_ = Tensor();
   }
   const int k = step_index_;
-  // convert_model_output: the x0 prediction of flow_prediction.
+  // convert_model_output: the x0 prediction of flow_prediction, kept in double.
   const double sigma = sigmas_f32_[k];
-  std::vector<double> converted(sample.size());
-  for (std::size_t e = 0; e < sample.size(); ++e) converted[e] = sample[e] - sigma * model_output[e];
+  Tensor converted = ops::linear_combination({{1.0, sample}, {-sigma, model_output}}, DType::F64);
 
-  const bool use_corrector = k > 0 && !config_.disable_corrector.count(k - 1) && !last_sample_.empty();
-  if (use_corrector) correct(converted, sample);
+  const bool use_corrector = k > 0 && !config_.disable_corrector.count(k - 1) && last_sample_.defined();
+  // The corrected sample stays in double for the predictor; only the step's result is rounded.
+  const Tensor x = use_corrector ? correct(converted) : sample;
 
   std::rotate(model_outputs_.begin(), model_outputs_.begin() + 1, model_outputs_.end());
   model_outputs_.back() = std::move(converted);
@@ -187,10 +178,11 @@ void UniPCMultistepScheduler::step_impl(std::span<const double> model_output, in
   int order = config_.solver_order;
   if (config_.lower_order_final) order = std::min(order, num_inference_steps() - k);
   this_order_ = std::min(order, lower_order_nums_ + 1);  // warm-up: the history is still short
-  last_sample_.assign(sample.begin(), sample.end());
-  predict(this_order_, last_sample_, sample);
+  last_sample_ = x;
+  Tensor out = predict(this_order_, last_sample_, sample.dtype());
   lower_order_nums_ = std::min(lower_order_nums_ + 1, config_.solver_order);
   ++step_index_;
+  return out;
 }
 
 }  // namespace dattn

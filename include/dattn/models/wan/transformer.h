@@ -8,6 +8,7 @@
 
 #include "dattn/attention/config.h"
 #include "dattn/core/tensor.h"
+#include "dattn/models/denoiser.h"
 #include "dattn/models/wan/config.h"
 
 namespace dattn {
@@ -16,6 +17,10 @@ struct WanRunOptions {
   Device device = Device::CPU;
   DType dtype = DType::F32;  // fp32, bf16 or fp16: weights are converted to it when loaded
   AttentionSettings attention;
+  // Wan2.2 TI2V (model_index.json's expand_timesteps): predict() gives the transformer one timestep per
+  // latent token, all equal to t for text to video (no conditioning frame), as diffusers' pipeline does;
+  // otherwise one timestep per batch item.
+  bool per_token_timesteps = false;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks). Names and
@@ -25,12 +30,15 @@ struct WanRunOptions {
 // the attention backend's inputs/output blocks.N.attn_{self,cross}.{q, k, v, out} in BSHD.
 using WanCapture = std::function<void(const std::string& name, const Tensor& value)>;
 
-class WanTransformer {
+// The conditioning input predict() reads: the text embeddings [B, L, text_dim].
+inline constexpr const char* kWanTextInput = "encoder_hidden_states";
+
+class WanTransformer final : public Denoiser {
  public:
   // Reads DIR/config.json and the weights in DIR (single file or sharded), builds the attention layers.
   // Throws UserError (config, weights) or ConfigError (an attention backend that cannot run a layer).
   static WanTransformer load(const std::string& dir, const WanRunOptions& options);
-  ~WanTransformer();
+  ~WanTransformer() override;
   WanTransformer(WanTransformer&&) noexcept;
   WanTransformer& operator=(WanTransformer&&) noexcept;
 
@@ -43,6 +51,13 @@ class WanTransformer {
   // [B, out_channels, F, H, W] in the run dtype on the run device.
   Tensor forward(const Tensor& hidden_states, const Tensor& timestep, const Tensor& encoder_hidden_states,
                  const WanCapture& capture = {}) const;
+
+  // Denoiser: forward at timestep t (per token when per_token_timesteps) on conditioning
+  // kWanTextInput, the prediction as float32 on the run device.
+  Tensor predict(const Tensor& latents, double timestep, const Conditioning& conditioning) const override;
+  // Roles "self" (attn1) and "cross" (attn2), as the first block resolved them (every block resolves
+  // the same role for the same problem).
+  std::vector<Resolution> attention_resolutions() const override;
 
  private:
   struct Impl;

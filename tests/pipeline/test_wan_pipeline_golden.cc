@@ -10,7 +10,9 @@
 
 #include "dattn/attention/metrics.h"
 #include "dattn/io/safetensors.h"
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/models/wan/transformer.h"
+#include "dattn/pipeline/pipeline.h"
+#include "dattn/pipeline/wan/wan_pipeline.h"
 #include "support/golden_dir.h"
 
 namespace dattn::testing {
@@ -27,10 +29,10 @@ struct Stage {
   std::vector<double> got;
 };
 
-WanT2VRequest golden_request(const SafetensorsFile& file) {
+GenerationRequest golden_request(const SafetensorsFile& file) {
   std::ifstream in(golden_dir() + kCase + ".json");
   const nlohmann::json j = nlohmann::json::parse(in);
-  WanT2VRequest r;
+  GenerationRequest r;
   r.prompt = j.at("prompt");
   r.negative_prompt = j.at("negative_prompt");
   r.height = j.at("height");
@@ -43,29 +45,25 @@ WanT2VRequest golden_request(const SafetensorsFile& file) {
   return r;
 }
 
-TEST(WanT2VGolden, EveryStageMatchesDiffusersOnCpuFp32) {
-  const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
-  const WanPipelineInfo info = inspect_wan_pipeline(golden_dir() + "/wan_tiny/pipeline");
-  EXPECT_TRUE(info.expand_timesteps);
-  const WanT2VRequest request = golden_request(want);
-
-  // Stages in the order the pipeline produces them, matched with the golden tensor of the same name.
+// The stages a run produces, in pipeline order, each matched with the golden tensor of the same name.
+std::vector<Stage> run_stages(Pipeline& pipeline, const GenerationRequest& request, GenerationResult& result) {
   std::vector<Stage> stages;
-  WanT2VObserver observer;
-  observer.on_text = [&](const Tensor& prompt, const Tensor* negative) {
-    stages.push_back({"text.prompt_embeds", prompt.to_f64_vector()});
+  ProgressObserver observer;
+  observer.on_conditioning = [&](const Conditioning& prompt, const Conditioning* negative) {
+    stages.push_back({"text.prompt_embeds", prompt.at(kWanTextInput).to_f64_vector()});
     ASSERT_NE(negative, nullptr);
-    stages.push_back({"text.negative_prompt_embeds", negative->to_f64_vector()});
+    stages.push_back({"text.negative_prompt_embeds", negative->at(kWanTextInput).to_f64_vector()});
   };
   observer.on_step = [&](int i, int n, double, const Tensor& latents, double) {
     EXPECT_EQ(n, request.num_inference_steps);
     stages.push_back({"step" + std::to_string(i) + ".latents", latents.to_f64_vector()});
   };
-  const WanT2VResult result = generate_wan_t2v(info, request, WanRunSettings{}, observer);
-  EXPECT_EQ(result.frames.shape(), (Shape{9, 64, 96, 3}));
+  result = pipeline.run(request, observer);
   stages.push_back({"output.video", result.frames.to_f64_vector()});
-  ASSERT_EQ(stages.size(), 2u + request.num_inference_steps + 1u);
+  return stages;
+}
 
+void expect_stages_match(const std::vector<Stage>& stages, const SafetensorsFile& want) {
   for (const Stage& s : stages) {
     const std::vector<double> w = want.read_f64(s.name);
     ASSERT_EQ(s.got.size(), w.size()) << s.name;
@@ -74,14 +72,41 @@ TEST(WanT2VGolden, EveryStageMatchesDiffusersOnCpuFp32) {
     ASSERT_EQ(e.nonfinite, 0u) << "first stage that disagrees: " << s.name;
     ASSERT_LE(e.rel_l2, kRelL2) << "first stage that disagrees: " << s.name << " (" << describe(e) << ")";
   }
+}
+
+void expect_golden(GuidanceMode mode) {
+  const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
+  const WanPipelineInfo info = inspect_wan_pipeline(golden_dir() + "/wan_tiny/pipeline");
+  EXPECT_TRUE(info.expand_timesteps);
+  const GenerationRequest request = golden_request(want);
+  PipelineOptions options;
+  options.guidance = mode;
+  const std::unique_ptr<Pipeline> pipeline = load_pipeline(golden_dir() + "/wan_tiny/pipeline", options);
+  EXPECT_EQ(pipeline->class_name(), "WanPipeline");
+
+  GenerationResult result;
+  const std::vector<Stage> stages = run_stages(*pipeline, request, result);
+  EXPECT_EQ(result.frames.shape(), (Shape{9, 64, 96, 3}));
+  ASSERT_EQ(stages.size(), 2u + request.num_inference_steps + 1u);
+  expect_stages_match(stages, want);
+  EXPECT_EQ(result.report.guidance, mode);
   // The stage times are reported in pipeline order.
   std::vector<std::string> names;
-  for (const auto& [name, ms] : result.stage_ms) names.push_back(name);
+  for (const auto& [name, ms] : result.report.stage_ms) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"load text encoder", "text encoding", "load transformer", "denoising",
                                              "load vae", "vae decode"}));
-  ASSERT_EQ(result.attention.size(), 2u);
-  EXPECT_EQ(result.attention[0].role, "self");
-  EXPECT_EQ(result.attention[1].role, "cross");
+  EXPECT_EQ(result.report.step_ms.size(), static_cast<std::size_t>(request.num_inference_steps));
+  ASSERT_EQ(result.report.attention.size(), 2u);
+  EXPECT_EQ(result.report.attention[0].role, "self");
+  EXPECT_EQ(result.report.attention[1].role, "cross");
+}
+
+TEST(WanPipelineGolden, EveryStageMatchesDiffusersOnCpuFp32WithSequentialGuidance) {
+  expect_golden(GuidanceMode::Sequential);
+}
+
+TEST(WanPipelineGolden, EveryStageMatchesDiffusersOnCpuFp32WithBatchedGuidance) {
+  expect_golden(GuidanceMode::Batched);
 }
 
 }  // namespace

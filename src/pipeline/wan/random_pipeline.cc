@@ -9,8 +9,8 @@
 #include "dattn/models/random_checkpoint.h"
 #include "dattn/models/umt5_random.h"
 #include "dattn/models/wan_vae.h"
-#include "dattn/pipeline/wan_random_pipeline.h"
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/pipeline/wan/random_pipeline.h"
+#include "dattn/pipeline/wan/wan_pipeline.h"
 #include "dattn/text/tokenizer.h"
 
 namespace dattn {

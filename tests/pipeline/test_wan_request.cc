@@ -1,4 +1,4 @@
-// What `dattn generate` checks before any work (check_wan_t2v_request, inspect_wan_pipeline), the
+// What `dattn generate` checks before any work (check_wan_request, inspect_wan_pipeline), the
 // latent shape, and dattn's seeded noise.
 #include <cmath>
 #include <filesystem>
@@ -7,7 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "dattn/core/error.h"
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/pipeline/noise.h"
+#include "dattn/pipeline/wan/wan_pipeline.h"
 #include "support/golden_dir.h"
 
 namespace dattn::testing {
@@ -17,8 +18,8 @@ namespace fs = std::filesystem;
 
 WanPipelineInfo tiny() { return inspect_wan_pipeline(golden_dir() + "/wan_tiny/pipeline"); }
 
-WanT2VRequest good() {
-  WanT2VRequest r;
+GenerationRequest good() {
+  GenerationRequest r;
   r.prompt = "a cat";
   r.height = 64;
   r.width = 96;
@@ -27,25 +28,25 @@ WanT2VRequest good() {
   return r;
 }
 
-void expect_refused(const WanT2VRequest& r, const std::string& message) {
+void expect_refused(const GenerationRequest& r, const std::string& message) {
   try {
-    check_wan_t2v_request(tiny(), r);
+    check_wan_request(tiny(), r);
     ADD_FAILURE() << "accepted; expected: " << message;
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
   }
 }
 
-TEST(WanT2VRequest, TinyPipelineFactors) {
+TEST(WanRequest, TinyPipelineFactors) {
   const WanPipelineInfo info = tiny();
   EXPECT_EQ(info.height_multiple(), 32);  // VAE 16 x patch 2, as Wan2.2 TI2V
   EXPECT_EQ(info.width_multiple(), 32);
   EXPECT_EQ(info.scheduler_class, "UniPCMultistepScheduler");
   EXPECT_EQ(wan_latent_shape(info, good()), (Shape{1, 8, 3, 4, 6}));
-  EXPECT_NO_THROW(check_wan_t2v_request(info, good()));
+  EXPECT_NO_THROW(check_wan_request(info, good()));
 }
 
-TEST(WanT2VRequest, RefusesWhatTheModelCannotRun) {
+TEST(WanRequest, RefusesWhatTheModelCannotRun) {
   auto r = good();
   r.height = 60;
   expect_refused(r, "--height 60 must be a positive multiple of 32");
@@ -69,7 +70,7 @@ TEST(WanT2VRequest, RefusesWhatTheModelCannotRun) {
   expect_refused(r, "initial latents have shape [1,8,3,4,5], expected [1,8,3,4,6]");
 }
 
-TEST(WanT2VRequest, RefusesIncompletePipelineDirectories) {
+TEST(WanRequest, RefusesIncompletePipelineDirectories) {
   EXPECT_THROW(inspect_wan_pipeline("/nonexistent/pipeline"), UserError);
   const fs::path dir = fs::path(::testing::TempDir()) / ("dattn_wan_incomplete_" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -84,7 +85,7 @@ TEST(WanT2VRequest, RefusesIncompletePipelineDirectories) {
   fs::remove_all(dir);
 }
 
-TEST(WanT2VNoise, SeededGaussianIsDeterministicAndStandard) {
+TEST(PipelineNoise, SeededGaussianIsDeterministicAndStandard) {
   const Tensor a = seeded_gaussian({1, 4, 5, 16, 16}, 7), b = seeded_gaussian({1, 4, 5, 16, 16}, 7);
   const Tensor c = seeded_gaussian({1, 4, 5, 16, 16}, 8);
   EXPECT_EQ(a.to_f64_vector(), b.to_f64_vector());

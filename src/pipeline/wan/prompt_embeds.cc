@@ -1,7 +1,7 @@
 // The pipeline side of the text encoder: diffusers keeps each prompt's first n tokens and zero-fills
 // the rest (n = its attention mask's count), whatever the encoder wrote at padding positions.
 #include "dattn/core/error.h"
-#include "dattn/models/umt5.h"
+#include "dattn/pipeline/wan/prompt_embeds.h"
 #include "dattn/ops/elementwise.h"
 #include "dattn/text/tokenizer.h"
 

@@ -2,7 +2,7 @@
 // Milliseconds since construction, for the pipeline's per-stage times.
 #include <chrono>
 
-namespace dattn::wan_t2v {
+namespace dattn::pipeline {
 
 class StageClock {
  public:
@@ -12,4 +12,4 @@ class StageClock {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-}  // namespace dattn::wan_t2v
+}  // namespace dattn::pipeline

@@ -7,7 +7,7 @@
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/io/weight_store.h"
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/pipeline/noise.h"
 
 namespace dattn {
 namespace {

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "dattn/core/device_memory.h"
-#include "dattn/pipeline/wan_t2v.h"
+#include "dattn/pipeline/pipeline.h"
 
-namespace dattn::wan_t2v {
+namespace dattn::pipeline {
 
 // VmHWM in bytes, -1 when /proc is not there.
 inline std::int64_t host_peak_bytes() {
@@ -46,4 +46,4 @@ class StageMemoryScope {
   Device device_;
 };
 
-}  // namespace dattn::wan_t2v
+}  // namespace dattn::pipeline

@@ -1,0 +1,57 @@
+// Readers of a diffusers pipeline directory (see model_index.h).
+#include "pipeline/common/model_index.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "dattn/core/error.h"
+
+namespace dattn::pipeline {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+json read_model_index(const std::string& dir) {
+  const fs::path path = fs::path(dir) / "model_index.json";
+  if (!fs::is_directory(dir)) throw UserError("--model '" + dir + "': no such directory");
+  std::ifstream in(path);
+  if (!in)
+    throw UserError(path.string() + ": not found; --model must be a diffusers pipeline directory "
+                                    "(model_index.json, transformer/, vae/, text_encoder/, tokenizer/, scheduler/)");
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw UserError(path.string() + ": not a JSON object");
+  return j;
+}
+
+std::string component_class(const json& index, const std::string& name, const std::string& source) {
+  if (!index.contains(name)) throw UserError(source + ": component '" + name + "' is missing");
+  const json& c = index.at(name);
+  if (!c.is_array() || c.size() != 2 || !c[1].is_string())
+    throw UserError(source + ": component '" + name + "' must be [library, class], got " + c.dump());
+  return c[1].get<std::string>();
+}
+
+bool has_component(const json& index, const std::string& name) {
+  return index.contains(name) && index.at(name).is_array() && !index.at(name).empty() && !index.at(name)[0].is_null();
+}
+
+void require_class(const std::string& got, const std::vector<std::string>& accepted, const std::string& what,
+                   const std::string& source) {
+  for (const auto& a : accepted)
+    if (got == a) return;
+  std::string list;
+  for (const auto& a : accepted) list += (list.empty() ? "" : ", ") + a;
+  throw UserError(source + ": " + what + " is " + got + "; supported: " + list);
+}
+
+std::string require_dir(const std::string& dir, const std::string& name) {
+  const fs::path p = fs::path(dir) / name;
+  if (!fs::is_directory(p)) throw UserError("--model '" + dir + "': component directory '" + name + "/' is missing");
+  return p.string();
+}
+
+void require_file(const std::string& path) {
+  if (!fs::is_regular_file(path)) throw UserError(path + ": not found");
+}
+
+}  // namespace dattn::pipeline

@@ -1,0 +1,37 @@
+// Shared request checks (see request_checks.h). diffusers rounds a bad size or frame count down with a
+// warning; dattn refuses it instead, so the video has the size that was asked for.
+#include "pipeline/common/request_checks.h"
+
+#include <cmath>
+
+#include "dattn/core/error.h"
+
+namespace dattn::pipeline {
+
+void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple, const std::string& why) {
+  if (value < 1 || value % multiple != 0) {
+    const std::int64_t below = value / multiple * multiple, above = below + multiple;
+    std::string hint = below >= multiple ? "; try " + std::to_string(below) + " or " + std::to_string(above)
+                                         : "; try " + std::to_string(above);
+    throw UserError(std::string(flag) + " " + std::to_string(value) + " must be a positive multiple of " +
+                    std::to_string(multiple) + " (" + why + ")" + hint);
+  }
+}
+
+void check_common_fields(const GenerationRequest& r, std::int64_t ft) {
+  if (r.num_frames < 1 || (r.num_frames - 1) % ft != 0) {
+    const std::int64_t k = r.num_frames < 1 ? 0 : (r.num_frames - 1) / ft;
+    throw UserError("--num-frames " + std::to_string(r.num_frames) + " must be " + std::to_string(ft) +
+                    "k+1 (the VAE's temporal factor is " + std::to_string(ft) + "); try " + std::to_string(k * ft + 1) +
+                    " or " + std::to_string((k + 1) * ft + 1));
+  }
+  if (r.num_inference_steps < 1)
+    throw UserError("--num-inference-steps " + std::to_string(r.num_inference_steps) + " must be at least 1");
+  if (!std::isfinite(r.guidance_scale) || r.guidance_scale < 0)
+    throw UserError("--guidance-scale must be a finite number >= 0 (guidance runs when it is > 1)");
+  if (r.flow_shift && !(std::isfinite(*r.flow_shift) && *r.flow_shift > 0))
+    throw UserError("--flow-shift must be a positive number");
+  if (r.max_sequence_length && *r.max_sequence_length < 1) throw UserError("max_sequence_length must be at least 1");
+}
+
+}  // namespace dattn::pipeline

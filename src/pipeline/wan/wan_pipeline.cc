@@ -1,0 +1,208 @@
+// WanPipeline: the Wan family's adapter to the shared pipeline (see wan_pipeline.h). Its own logic is
+// the text step (umT5 embeddings, zero-filled past each prompt's length), how the transformer is
+// conditioned, and the VAE decode with diffusers' postprocess; the denoise loop is the shared one.
+#include "dattn/pipeline/wan/wan_pipeline.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+
+#include "dattn/core/device_memory.h"
+#include "dattn/models/umt5.h"
+#include "dattn/models/wan/transformer.h"
+#include "dattn/pipeline/noise.h"
+#include "dattn/pipeline/scheduler.h"
+#include "dattn/pipeline/wan/prompt_embeds.h"
+#include "dattn/text/prompt_clean.h"
+#include "dattn/text/tokenizer.h"
+#include "pipeline/common/component_slot.h"
+#include "pipeline/common/denoise_loop.h"
+#include "pipeline/common/stage_clock.h"
+#include "pipeline/common/stage_memory.h"
+
+namespace dattn {
+namespace {
+
+using pipeline::ComponentSlot;
+using pipeline::StageClock;
+using pipeline::StageMemoryScope;
+using StageTimes = std::vector<std::pair<std::string, double>>;
+
+// video [1, 3, F, H, W] in [-1, 1] -> frames [F, H, W, 3]: (x * 0.5 + 0.5) clamped to [0, 1] as
+// diffusers' VaeImageProcessor.denormalize does, channels last as its "np" output.
+Tensor postprocess(const Tensor& video) {
+  const std::int64_t c = video.dim(1), f = video.dim(2), h = video.dim(3), w = video.dim(4);
+  Tensor frames = Tensor::empty({f, h, w, c}, DType::F32);
+  const float* src = video.data_as<float>();
+  float* dst = frames.data_as<float>();
+  const std::int64_t plane = f * h * w;
+  for (std::int64_t ch = 0; ch < c; ++ch)
+    for (std::int64_t i = 0; i < plane; ++i) dst[i * c + ch] = std::clamp(src[ch * plane + i] * 0.5f + 0.5f, 0.0f, 1.0f);
+  return frames;
+}
+
+struct TextEncoder {
+  T5Tokenizer tokenizer;
+  Umt5Encoder encoder;
+};
+
+class WanPipeline final : public Pipeline {
+ public:
+  WanPipeline(const std::string& dir, const PipelineOptions& options)
+      : info_(inspect_wan_pipeline(dir)), options_(options), class_name_("WanPipeline") {
+    // Batched guidance measured faster on the H200 for Wan2.2-5B (bench/results/); see README.
+    guidance_mode_ = options.guidance.value_or(GuidanceMode::Batched);
+    (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
+    text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, [this] {
+      // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
+      const Umt5RunOptions o{options_.device, options_.dtype == DType::BF16 ? DType::BF16 : DType::F32};
+      return std::make_unique<TextEncoder>(
+          TextEncoder{T5Tokenizer::load(info_.tokenizer_dir), Umt5Encoder::load(info_.text_encoder_dir, o)});
+    });
+    transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, [this] {
+      WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps};
+      return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
+    });
+    vae_ = ComponentSlot<WanVae>("vae", options.residency, [this] {
+      // The VAE decodes in fp32 whatever the transformer's dtype (diffusers runs this VAE in fp32); on
+      // CUDA its convolutions use TF32 tensor cores, as PyTorch's do by default.
+      return std::make_unique<WanVae>(WanVae::load(info_.vae_dir, options_.device, DType::F32));
+    });
+    // The attention roles resolve (and an explicit backend that cannot run them fails) before any weight
+    // is read: the blocks of a loaded transformer resolve the same way.
+    attention_ = wan_attention_resolutions(info_.transformer, options_);
+    if (options_.residency == Residency::Resident) {
+      StageTimes ignored;
+      text_encoder_.acquire(ignored);
+      transformer_.acquire(ignored);
+      vae_.acquire(ignored);
+    }
+  }
+
+  const std::string& class_name() const override { return class_name_; }
+  const std::string& model_dir() const override { return info_.dir; }
+  const PipelineOptions& options() const override { return options_; }
+  std::vector<Resolution> attention() const override { return attention_; }
+  void check(const GenerationRequest& request) const override { check_wan_request(info_, request); }
+  Shape latent_shape(const GenerationRequest& request) const override { return wan_latent_shape(info_, request); }
+
+  GenerationResult run(const GenerationRequest& request, const ProgressObserver& observer) override {
+    check(request);
+    const bool guidance = request.guidance_scale > 1.0;  // diffusers' do_classifier_free_guidance
+    GenerationResult result;
+    GenerationReport& report = result.report;
+    report.guidance = guidance_mode_;
+    report.attention = attention_;
+
+    std::optional<Conditioning> negative;
+    Conditioning prompt;
+    {
+      const StageMemoryScope memory("text encoder", options_.device);
+      encode_text(request, guidance, prompt, negative, report.stage_ms);
+      report.stage_memory.push_back(memory.finish());
+    }
+    if (observer.on_conditioning) observer.on_conditioning(prompt, negative ? &*negative : nullptr);
+
+    const Tensor noise = request.initial_latents.defined() ? request.initial_latents
+                                                           : seeded_gaussian(latent_shape(request), request.seed);
+    Tensor latents;
+    {
+      const StageMemoryScope memory("denoising", options_.device);
+      latents = denoise(request, noise, std::move(prompt), std::move(negative), observer, report);
+      report.stage_memory.push_back(memory.finish());
+    }
+    result.final_latents = latents.to(Device::CPU);
+    {
+      const StageMemoryScope memory("vae decode", options_.device);
+      result.frames = decode(latents, report.stage_ms);
+      report.stage_memory.push_back(memory.finish());
+    }
+    return result;
+  }
+
+ private:
+  // Tokenizer + umT5: diffusers' _get_t5_prompt_embeds for the prompt and (with guidance) the negative,
+  // one prompt per encoder call as diffusers does, in the transformer's dtype on its device.
+  void encode_text(const GenerationRequest& request, bool guidance, Conditioning& prompt,
+                   std::optional<Conditioning>& negative, StageTimes& times) {
+    auto text = text_encoder_.acquire(times);
+    StageClock clock;
+    const int length = request.max_sequence_length.value_or(kWanDefaultMaxSequenceLength);
+    auto embed = [&](const std::string& s) {
+      const Tensor e = encode_prompt(text->encoder, text->tokenizer.encode({clean_prompt(s)}, length));
+      // Converted once here, not in every forward (umT5 runs in fp32 for an fp16 transformer).
+      Conditioning c;
+      c.tensors[kWanTextInput] = e.to(options_.device).to(options_.dtype);
+      return c;
+    };
+    prompt = embed(request.prompt);
+    if (guidance) negative = embed(request.negative_prompt);
+    // CUDA work is asynchronous: wait for it so its time is this stage's, not the next one's.
+    if (options_.device == Device::CUDA) device_synchronize();
+    times.emplace_back("text encoding", clock.ms());
+    // PerStage: the encoder (umT5-XXL: 11 GiB in bf16) is released when `text` goes, before the
+    // transformer is loaded; only the embeddings stay.
+  }
+
+  Tensor denoise(const GenerationRequest& request, const Tensor& noise, Conditioning prompt,
+                 std::optional<Conditioning> negative, const ProgressObserver& observer, GenerationReport& report) {
+    const auto scheduler = load_scheduler(info_.scheduler_config, SchedulerOverrides{request.flow_shift});
+    scheduler->set_timesteps(request.num_inference_steps);
+    auto model = transformer_.acquire(report.stage_ms);
+    report.attention = model->attention_resolutions();
+    StageClock clock;
+    const auto guidance = make_guidance(guidance_mode_);
+    pipeline::DenoiseInputs inputs{ops_ready(noise), std::move(prompt), std::move(negative), request.guidance_scale};
+    Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, options_.device,
+                                       report.step_ms);
+    report.stage_ms.emplace_back("denoising", clock.ms());
+    return latents;
+  }
+
+  // De-normalised latents through the VAE, then diffusers' postprocess: frames [F, H, W, 3] in [0, 1].
+  Tensor decode(const Tensor& latents, StageTimes& times) {
+    auto vae = vae_.acquire(times);
+    StageClock clock;
+    const Tensor video = vae->decode(denormalize_latents(latents, vae->config())).to(Device::CPU);
+    Tensor frames = postprocess(video);
+    times.emplace_back("vae decode", clock.ms());
+    return frames;
+  }
+
+  // The initial latents as float32 on the run device.
+  Tensor ops_ready(const Tensor& noise) const { return noise.to(DType::F32).to(options_.device); }
+
+  static std::vector<Resolution> wan_attention_resolutions(const WanTransformerConfig& config,
+                                                           const PipelineOptions& options) {
+    // The nominal problem the Wan attention layers resolve for at build time (src/models/wan/
+    // attention.cc): a 1024-token video and 512 text tokens; only dtype, heads and head dim matter.
+    std::vector<Resolution> out;
+    for (const char* role : {"self", "cross"}) {
+      AttentionShape shape;
+      shape.seq_q = 1024;
+      shape.seq_k = std::string(role) == "cross" ? 512 : 1024;
+      shape.heads_q = shape.heads_kv = config.num_attention_heads;
+      shape.head_dim = config.attention_head_dim;
+      shape.dtype = options.dtype;
+      out.push_back(resolve_attention(options.attention, role, std::nullopt, shape, options.device));
+    }
+    return out;
+  }
+
+  WanPipelineInfo info_;
+  PipelineOptions options_;
+  std::string class_name_;
+  GuidanceMode guidance_mode_ = GuidanceMode::Sequential;
+  std::vector<Resolution> attention_;
+  ComponentSlot<TextEncoder> text_encoder_;
+  ComponentSlot<WanTransformer> transformer_;
+  ComponentSlot<WanVae> vae_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pipeline> make_wan_pipeline(const std::string& dir, const PipelineOptions& options) {
+  return std::make_unique<WanPipeline>(dir, options);
+}
+
+}  // namespace dattn
