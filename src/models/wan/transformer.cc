@@ -116,7 +116,8 @@ Tensor WanTransformer::forward(const Tensor& hidden_states, const Tensor& timest
     capture("rope.cos", rope.cos.reshape({1, g.tokens, 1, c.attention_head_dim}));
     capture("rope.sin", rope.sin.reshape({1, g.tokens, 1, c.attention_head_dim}));
   }
-  Tensor x = ops::patch_embed_3d(hidden_states.to(dtype).to(device), w.patch_weight, w.patch_bias, c.patch_size);
+  // Moved first, then converted on the device: the latents of a denoise loop are already there.
+  Tensor x = ops::patch_embed_3d(ops::cast(hidden_states.to(device), dtype), w.patch_weight, w.patch_bias, c.patch_size);
   if (capture.on()) capture("patch_embedding.out", tokens_to_channels(x, g.grid));
 
   std::vector<double> t = timestep.to_f64_vector();
@@ -124,7 +125,7 @@ Tensor WanTransformer::forward(const Tensor& hidden_states, const Tensor& timest
     if (!std::isfinite(v)) throw UserError("timestep " + timestep.describe() + " holds NaN or Inf");
   if (!g.per_token && t.size() == 1) t.assign(g.batch, t[0]);  // one timestep for the whole batch
   const wan::Conditioning cond = wan::condition(w, c, t, g.per_token, g.batch, g.tokens,
-                                                encoder_hidden_states.to(dtype).to(device), capture);
+                                                ops::cast(encoder_hidden_states.to(device), dtype), capture);
 
   for (std::size_t i = 0; i < impl_->blocks.size(); ++i)
     x = impl_->blocks[i]->forward(w.blocks[i], x, cond.text, cond.timestep_proj, cond.row_of_token, rope, capture);

@@ -114,7 +114,7 @@ class WanPipeline final : public Pipeline {
     result.final_latents = latents.to(Device::CPU);
     {
       const StageMemoryScope memory("vae decode", options_.device);
-      result.frames = decode(latents, report.stage_ms);
+      result.frames = decode(result.final_latents, report.stage_ms);
       report.stage_memory.push_back(memory.finish());
     }
     return result;
@@ -159,7 +159,8 @@ class WanPipeline final : public Pipeline {
     return latents;
   }
 
-  // De-normalised latents through the VAE, then diffusers' postprocess: frames [F, H, W, 3] in [0, 1].
+  // De-normalised latents (host, float32) through the VAE, then diffusers' postprocess: frames
+  // [F, H, W, 3] in [0, 1].
   Tensor decode(const Tensor& latents, StageTimes& times) {
     auto vae = vae_.acquire(times);
     StageClock clock;
