@@ -36,6 +36,8 @@ int run(int argc, char** argv) {
   CLI::App app{"Time one Wan transformer forward at full size (see bench/wan_forward_torch.py for the baseline)"};
   std::string model, dtype_name_ = "bf16", backend, json_path;
   int frames = 13, height = 44, width = 80, text = 512, warmup = 2, iters = 5;
+  std::int64_t batch = 1;
+  bool per_token = false;
   std::string make_config;
   app.add_option("--model", model, "transformer directory (dattn make-checkpoint --config ...)")->required();
   app.add_option("--make-checkpoint", make_config,
@@ -46,6 +48,10 @@ int run(int argc, char** argv) {
   app.add_option("--latent-height", height, "latent height")->capture_default_str();
   app.add_option("--latent-width", width, "latent width")->capture_default_str();
   app.add_option("--text", text, "text tokens")->capture_default_str();
+  app.add_option("--batch", batch, "batch size (2: a batched classifier-free guidance forward)")->capture_default_str();
+  app.add_option("--timestep-per-token", per_token,
+                 "one timestep per latent token, as the Wan2.2 TI2V pipeline passes it (else one per batch)")
+      ->capture_default_str();
   app.add_option("--warmup", warmup)->capture_default_str();
   app.add_option("--iters", iters)->capture_default_str();
   app.add_option("--backend", backend, "attention backend for every role (default: the platform default)");
@@ -72,9 +78,11 @@ int run(int argc, char** argv) {
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load0).count();
   const std::size_t weights = device_bytes_in_use();
   const auto& cfg = m.config();
-  const Tensor hidden = gaussian({1, cfg.in_channels, frames, height, width}, 1).to(options.dtype).to(Device::CUDA);
-  const Tensor timestep = Tensor::from_f32({500.f}, {1});
-  const Tensor ctx = gaussian({1, text, cfg.text_dim}, 2).to(options.dtype).to(Device::CUDA);
+  const Tensor hidden = gaussian({batch, cfg.in_channels, frames, height, width}, 1).to(options.dtype).to(Device::CUDA);
+  const std::int64_t tokens = (frames / cfg.patch_size[0]) * (height / cfg.patch_size[1]) * (width / cfg.patch_size[2]);
+  const Tensor timestep = per_token ? Tensor::from_f32(std::vector<float>(batch * tokens, 500.f), {batch, tokens})
+                                    : Tensor::from_f32({500.f}, {1});
+  const Tensor ctx = gaussian({batch, text, cfg.text_dim}, 2).to(options.dtype).to(Device::CUDA);
 
   reset_device_peak();
   std::vector<double> total;
@@ -106,7 +114,9 @@ int run(int argc, char** argv) {
                         {"rest_ms", total[med] - attn - gemm},
                         {"weights_gib", weights / gib},
                         {"peak_gib", device_bytes_peak() / gib},
-                        {"tokens", (frames / cfg.patch_size[0]) * (height / cfg.patch_size[1]) * (width / cfg.patch_size[2])},
+                        {"tokens", tokens},
+                        {"batch", batch},
+                        {"timestep_per_token", per_token},
                         {"dtype", dtype_name_},
                         {"backend", backend.empty() ? "platform default" : backend},
                         {"iters", iters},
