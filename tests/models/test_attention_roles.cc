@@ -24,10 +24,10 @@ TEST(AttentionRoles, WanSelfAndCross) {
   const AttentionRoleDecl& self = find_role(roles, "self");
   EXPECT_EQ(self.category, std::nullopt);
   EXPECT_EQ(self.module, "blocks.*.attn1");
-  EXPECT_EQ(self.nominal.describe(), "B=1 Sq=1024 Sk=1024 Hq=24 Hkv=24 D=128 bf16");
+  EXPECT_EQ(self.nominal.describe(), "B=1 Sq=1024 Sk=1024 Hq=24 Hkv=24 D=128 bf16 no-mask");
   const AttentionRoleDecl& cross = find_role(roles, "cross");
   EXPECT_EQ(cross.module, "blocks.*.attn2");
-  EXPECT_EQ(cross.nominal.describe(), "B=1 Sq=1024 Sk=512 Hq=24 Hkv=24 D=128 bf16");
+  EXPECT_EQ(cross.nominal.describe(), "B=1 Sq=1024 Sk=512 Hq=24 Hkv=24 D=128 bf16 no-mask");
 }
 
 TEST(AttentionRoles, Wan22FiveBillionConfigIsThePublishedOne) {
@@ -51,7 +51,7 @@ TEST(AttentionRoles, Wan22FiveBillionConfigIsThePublishedOne) {
 }
 
 TEST(AttentionRoles, ReferenceShapeIsWan22FiveBillionSelfAttention) {
-  EXPECT_EQ(reference_attention_shape(DType::BF16).describe(), "B=1 Sq=11440 Sk=11440 Hq=24 Hkv=24 D=128 bf16");
+  EXPECT_EQ(reference_attention_shape(DType::BF16).describe(), "B=1 Sq=11440 Sk=11440 Hq=24 Hkv=24 D=128 bf16 no-mask");
   EXPECT_EQ(reference_attention_shape(DType::F32).dtype, DType::F32);
 }
 
@@ -70,10 +70,10 @@ TEST(AttentionRoles, Ltx2CrossModalRolesAreCross) {
   const AttentionRoleDecl& a2v = find_role(roles, "ltx2.audio_to_video");
   EXPECT_EQ(a2v.category, "cross");
   EXPECT_EQ(a2v.module, "transformer_blocks.*.audio_to_video_attn");
-  EXPECT_EQ(a2v.nominal.describe(), "B=1 Sq=4000 Sk=100 Hq=32 Hkv=32 D=64 bf16");  // queries video
+  EXPECT_EQ(a2v.nominal.describe(), "B=1 Sq=4000 Sk=100 Hq=32 Hkv=32 D=64 bf16 no-mask");  // queries video
   const AttentionRoleDecl& v2a = find_role(roles, "ltx2.video_to_audio");
   EXPECT_EQ(v2a.category, "cross");
-  EXPECT_EQ(v2a.nominal.describe(), "B=1 Sq=100 Sk=4000 Hq=32 Hkv=32 D=64 bf16");  // queries audio
+  EXPECT_EQ(v2a.nominal.describe(), "B=1 Sq=100 Sk=4000 Hq=32 Hkv=32 D=64 bf16 no-mask");  // queries audio
 }
 
 TEST(AttentionRoles, UndeclaredRoleNamesTheDeclaredOnes) {
