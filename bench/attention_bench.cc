@@ -29,6 +29,7 @@
 #include "dattn/core/device_memory.h"
 #include "dattn/core/dtype.h"
 #include "dattn/core/error.h"
+#include "dattn/models/attention_roles.h"
 
 namespace dattn::bench {
 namespace {
@@ -195,6 +196,12 @@ class Bench {
   }
 
  private:
+  // What "available" is decided for: the models layer's reference shape (Wan2.2-5B self-attention),
+  // bf16 on CUDA and fp32 on the host, as `dattn backends` decides it.
+  AttentionShape reference_shape() const {
+    return reference_attention_shape(device_ == Device::CUDA ? DType::BF16 : DType::F32);
+  }
+
   std::vector<const AttentionBackend*> chosen_backends() const {
     std::vector<const AttentionBackend*> out;
     if (o_.backends != "all" && o_.backends != "ALL") {
@@ -203,7 +210,7 @@ class Bench {
     }
     std::string skipped;
     for (const AttentionBackend* b : registered_backends()) {
-      if (Support s = backend_availability(*b, device_); s.ok) out.push_back(b);
+      if (Support s = backend_availability(*b, device_, reference_shape()); s.ok) out.push_back(b);
       else skipped += "  " + std::string(b->name()) + ": " + s.reason + "\n";
     }
     if (!skipped.empty()) std::fprintf(stderr, "not available on %s, not benchmarked:\n%s",

@@ -44,31 +44,20 @@ const AttentionBackend* platform_default_backend(const AttentionShape& shape, De
   return nullptr;
 }
 
-AttentionShape nominal_shape(Device device) {
-  AttentionShape s;
-  s.batch = 1;
-  s.seq_q = s.seq_k = 11440;  // Wan2.2-TI2V-5B, 704x1280, 49 frames
-  s.heads_q = s.heads_kv = 24;
-  s.head_dim = 128;
-  s.dtype = device == Device::CUDA ? DType::BF16 : DType::F32;
-  s.mask = MaskKind::None;
-  return s;
-}
-
 }  // namespace dattn
 
 namespace dattn {
 
-Support backend_availability(const AttentionBackend& backend, Device device) {
-  AttentionShape shape = nominal_shape(device);
+Support backend_availability(const AttentionBackend& backend, Device device, const AttentionShape& nominal) {
+  AttentionShape shape = nominal;
   for (DType t : backend.surface(device).dtypes) {
     shape.dtype = t;
     if (backend.supports(shape, device).ok) return Support::yes();
   }
-  shape = nominal_shape(device);
+  shape = nominal;
   Support s = backend.supports(shape, device);
   if (s.ok) return s;
-  // The nominal dtype may simply be one the backend does not take; report the first surface dtype's
+  // The given dtype may simply be one the backend does not take; report the first surface dtype's
   // reason then, since it is the one that says why the device is out of reach.
   const auto dtypes = backend.surface(device).dtypes;
   if (!dtypes.empty()) {

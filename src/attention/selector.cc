@@ -2,7 +2,6 @@
 #include "dattn/attention/selector.h"
 
 #include <cstdio>
-#include <map>
 #include <mutex>
 #include <set>
 #include <tuple>
@@ -56,16 +55,6 @@ Resolution resolve_attention(const AttentionSettings& settings, const std::strin
   const AttentionBackend* backend = platform_default_backend(shape, device);
   if (backend == nullptr) no_platform_default(role, category, shape, device);
   return Resolution{role, category, std::string(backend->name()), nlohmann::json::object(), "platform default"};
-}
-
-std::optional<std::string> known_role_category(const std::string& role) {
-  // Model-declared roles with a category. Wan's "self"/"cross" are categories themselves: none here.
-  static const std::map<std::string, std::string> kKnown = {
-      {"ltx2.audio_to_video", "cross"},
-      {"ltx2.video_to_audio", "cross"},
-  };
-  if (auto it = kKnown.find(role); it != kKnown.end()) return it->second;
-  return std::nullopt;
 }
 
 std::string resolution_log_line(const Resolution& r) {

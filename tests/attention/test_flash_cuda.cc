@@ -21,7 +21,7 @@
 #include "support/attention_cases.h"
 #include "support/device_case.h"
 #ifdef DATTN_WITH_CUDA
-#include "attention/backends/flash_attn/cuda/flash_cuda.h"
+#include "attention/kernels/flash/flash_cuda.h"
 #endif
 
 namespace dattn {

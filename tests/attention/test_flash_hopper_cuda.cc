@@ -17,7 +17,7 @@
 #include "support/device_case.h"
 
 #if defined(DATTN_WITH_CUDA)
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
+#include "attention/kernels/flash/hopper/flash_hopper.h"
 #endif
 
 namespace dattn {

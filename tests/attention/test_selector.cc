@@ -89,14 +89,10 @@ TEST(Selector, DocumentMixedBackendsExample) {
   EXPECT_EQ(resolve(s, "cross").source, "per_role['cross']");
 }
 
-TEST(Selector, KnownRoleCategories) {
-  EXPECT_EQ(known_role_category("ltx2.audio_to_video"), "cross");
-  EXPECT_EQ(known_role_category("ltx2.video_to_audio"), "cross");
-  EXPECT_EQ(known_role_category("self"), std::nullopt);  // Wan's roles are categories themselves
-  EXPECT_EQ(known_role_category("cross"), std::nullopt);
-  EXPECT_EQ(known_role_category("ltx2"), std::nullopt);
+TEST(Selector, ModelRoleFallsBackToItsCategory) {
+  // The category a model declares for the role (dattn/models/attention_roles.h: "cross" for LTX-2's).
   const auto s = settings(R"({"per_role":{"cross":"TORCH_SDPA"}})");
-  const auto r = resolve(s, "ltx2.audio_to_video", known_role_category("ltx2.audio_to_video"));
+  const auto r = resolve(s, "ltx2.audio_to_video", "cross");
   EXPECT_EQ(r.source, "per_role['cross'] (role_category fallback)");
 }
 

@@ -21,6 +21,8 @@
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
 #include "dattn/device_option.h"
+#include "dattn/models/attention_roles.h"
+#include "dattn/shape_option.h"
 
 namespace dattn::tool {
 namespace {
@@ -41,21 +43,7 @@ struct AttentionOptions {
 };
 
 AttentionShape parse_shape(const AttentionOptions& o) {
-  std::vector<std::int64_t> v;
-  std::stringstream ss(o.shape);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      std::size_t used = 0;
-      v.push_back(std::stoll(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      throw UserError("--shape '" + o.shape + "': '" + item + "' is not an integer; expected B,Sq,Sk,H,D");
-    }
-  }
-  if (v.size() != 5) throw UserError("--shape '" + o.shape + "': expected 5 integers B,Sq,Sk,H,D");
-  AttentionShape s;
-  s.batch = v[0], s.seq_q = v[1], s.seq_k = v[2], s.heads_q = v[3], s.head_dim = v[4];
+  AttentionShape s = shape_from_option(o.shape);
   s.heads_kv = o.kv_heads > 0 ? o.kv_heads : s.heads_q;
   if (o.kv_heads < 0) throw UserError("--kv-heads " + std::to_string(o.kv_heads) + ": expected a positive number");
   s.validate();

@@ -8,17 +8,20 @@
 #include "dattn/attention/registry.h"
 #include "dattn/command.h"
 #include "dattn/device_option.h"
+#include "dattn/shape_option.h"
 
 namespace dattn::tool {
 namespace {
 
 struct BackendsOptions {
   std::string device = "cpu";
+  std::string shape;  // B,Sq,Sk,H,D; empty: the reference shape (Wan2.2-5B self-attention)
   bool json = false;
 };
 
-nlohmann::ordered_json backend_json(const AttentionBackend& b, Device device, bool is_default) {
-  const Support avail = backend_availability(b, device);
+nlohmann::ordered_json backend_json(const AttentionBackend& b, Device device, const AttentionShape& shape,
+                                    bool is_default) {
+  const Support avail = backend_availability(b, device, shape);
   const SupportSurface surf = b.surface(device);
   nlohmann::ordered_json e;
   e["name"] = std::string(b.name());
@@ -67,9 +70,10 @@ void print_backend(const nlohmann::ordered_json& e) {
 
 int run_backends(const BackendsOptions& o) {
   const Device device = device_from_option(o.device);
-  const AttentionBackend* def = platform_default_backend(nominal_shape(device), device);
+  const AttentionShape shape = nominal_shape_option(o.shape, device);
+  const AttentionBackend* def = platform_default_backend(shape, device);
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-  for (const AttentionBackend* b : registered_backends()) arr.push_back(backend_json(*b, device, b == def));
+  for (const AttentionBackend* b : registered_backends()) arr.push_back(backend_json(*b, device, shape, b == def));
   if (o.json) {
     std::printf("%s\n", arr.dump().c_str());
     return 0;
@@ -88,6 +92,9 @@ Command add_backends_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand("backends", "List the attention backends: availability, platform default, "
                                                   "dtypes, head dims, masks and extra keys");
   app->add_option("--device", opts->device, "Device to report on: cpu or cuda")->capture_default_str();
+  app->add_option("--shape", opts->shape,
+                  "Problem size B,Sq,Sk,H,D that availability and the platform default are decided for "
+                  "(default: Wan2.2-5B self-attention, 1,11440,11440,24,128)");
   app->add_flag("--json", opts->json, "Print one JSON array, one object per backend");
   return {app, false, [opts](const CommandContext&) { return run_backends(*opts); }};
 }

@@ -6,11 +6,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dattn/attention/registry.h"
 #include "dattn/attention/selector.h"
 #include "dattn/command.h"
 #include "dattn/core/error.h"
 #include "dattn/device_option.h"
+#include "dattn/models/attention_roles.h"
+#include "dattn/shape_option.h"
 
 namespace dattn::tool {
 namespace {
@@ -18,10 +19,11 @@ namespace {
 struct ResolveOptions {
   std::vector<std::string> roles;
   std::string device = "cpu";
+  std::string shape;  // B,Sq,Sk,H,D; empty: the reference shape (Wan2.2-5B self-attention)
   bool json = false;
 };
 
-// "ROLE[:CATEGORY]"; without a category the built-in table of known model roles decides.
+// "ROLE[:CATEGORY]"; without a category the roles the model families declare decide.
 std::pair<std::string, std::optional<std::string>> split_role(const std::string& text) {
   const auto colon = text.rfind(':');
   std::string role = colon == std::string::npos ? text : text.substr(0, colon);
@@ -36,11 +38,12 @@ std::pair<std::string, std::optional<std::string>> split_role(const std::string&
 int run_resolve(const ResolveOptions& o, const CommandContext& ctx) {
   const Device device = device_from_option(o.device);
   const AttentionSettings settings = settings_from_command_line(ctx.attention_flags);
+  const AttentionShape shape = nominal_shape_option(o.shape, device);
   std::vector<std::string> roles = o.roles.empty() ? std::vector<std::string>{"self", "cross"} : o.roles;
   std::vector<Resolution> out;
   for (const auto& text : roles) {
     auto [role, category] = split_role(text);
-    out.push_back(resolve_attention(settings, role, category, nominal_shape(device), device));
+    out.push_back(resolve_attention(settings, role, category, shape, device));
   }
   // Nothing is printed until every role resolved: an error leaves standard output empty.
   if (o.json) {
@@ -76,6 +79,9 @@ Command add_resolve_command(CLI::App& root) {
       ->type_name("ROLE[:CATEGORY]");
   app->add_option("--device", opts->device, "Device the platform default is chosen for: cpu or cuda")
       ->capture_default_str();
+  app->add_option("--shape", opts->shape,
+                  "Problem size B,Sq,Sk,H,D the platform default is chosen for (default: Wan2.2-5B "
+                  "self-attention, 1,11440,11440,24,128)");
   app->add_flag("--json", opts->json, "Print one JSON array: role, role_category, backend, extra, source");
   document_attention_flags(*app);
   return {app, true, [opts](const CommandContext& ctx) { return run_resolve(*opts, ctx); }};

@@ -21,16 +21,14 @@ std::string backend_name_list();
 // Platform default for a problem on a device: the first of FLASH_ATTN, TORCH_SDPA that supports it;
 // nullptr when neither does (the caller reports why).
 const AttentionBackend* platform_default_backend(const AttentionShape& shape, Device device);
-// The shape used when no problem is known yet (`dattn resolve`, `dattn backends`): one Wan2.2-5B
-// self-attention call, bf16 on CUDA and fp32 on CPU.
-AttentionShape nominal_shape(Device device);
 
 }  // namespace dattn
 
 namespace dattn {
 
-// Whether a backend can run anything on a device, decided by its support predicate on the nominal
-// shape in each dtype of its surface; the reason is the predicate's answer when none passes.
-Support backend_availability(const AttentionBackend& backend, Device device);
+// Whether a backend can run anything on a device, decided by its support predicate on `nominal` (a
+// model's shape, e.g. dattn/models/attention_roles.h) in each dtype of its surface, then in the dtype
+// `nominal` has; the reason is the predicate's answer when none passes.
+Support backend_availability(const AttentionBackend& backend, Device device, const AttentionShape& nominal);
 
 }  // namespace dattn

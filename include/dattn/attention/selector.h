@@ -27,9 +27,6 @@ Resolution resolve_attention(const AttentionSettings& settings, const std::strin
                              const std::optional<std::string>& category, const AttentionShape& shape,
                              Device device);
 
-// The category of a known model role ("ltx2.audio_to_video" -> "cross"), or none.
-std::optional<std::string> known_role_category(const std::string& role);
-
 // "Resolved diffusion attention backend 'X' for role='R' (role_category='C') via SOURCE"; an unset
 // category prints as role_category=None.
 std::string resolution_log_line(const Resolution& r);

@@ -1,31 +1,20 @@
 // WanAttention (see attention.h).
 #include "models/wan/attention.h"
 
+#include <memory>
+#include <string>
+#include <utility>
+
 #include "dattn/ops/ops.h"
 
 namespace dattn::wan {
-namespace {
 
-// The shape a layer is resolved and checked for at build time. Sequence lengths are nominal (a
-// 1024-token video, 512 text tokens); dtype, heads and head dim are the ones every call will have.
-AttentionShape nominal_shape(const std::string& role, std::int64_t heads, std::int64_t head_dim, DType dtype) {
-  AttentionShape s;
-  s.batch = 1;
-  s.seq_q = 1024;
-  s.seq_k = role == "cross" ? 512 : 1024;
-  s.heads_q = s.heads_kv = heads;
-  s.head_dim = head_dim;
-  s.dtype = dtype;
-  return s;
-}
-
-}  // namespace
-
-Attention::Attention(std::string name, std::string role, std::int64_t heads, std::int64_t head_dim, float eps,
-                     const AttentionSettings& settings, DType dtype, Device device)
-    : heads_(heads), head_dim_(head_dim), eps_(eps), dtype_(dtype) {
-  const AttentionShape shape = nominal_shape(role, heads, head_dim, dtype);
-  layer_ = std::make_unique<AttentionLayer>(std::move(name), std::move(role), std::nullopt, settings, shape, device);
+Attention::Attention(std::string name, const AttentionRoleDecl& decl, float eps, const AttentionSettings& settings,
+                     Device device)
+    : heads_(decl.nominal.heads_q), head_dim_(decl.nominal.head_dim), eps_(eps), dtype_(decl.nominal.dtype) {
+  // Resolved and checked for the declaration's nominal shape: dtype, heads and head dim are the ones
+  // every call will have, the lengths are nominal.
+  layer_ = std::make_unique<AttentionLayer>(std::move(name), decl.role, decl.category, settings, decl.nominal, device);
 }
 
 Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tensor& context, const RopeTables* rope,

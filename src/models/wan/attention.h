@@ -6,6 +6,7 @@
 
 #include "dattn/attention/layer.h"
 #include "dattn/core/tensor.h"
+#include "dattn/models/attention_roles.h"
 #include "models/wan/capture.h"
 #include "models/wan/rope_tables.h"
 #include "models/wan/weights.h"
@@ -14,11 +15,12 @@ namespace dattn::wan {
 
 class Attention {
  public:
-  // `name` is the module path ("blocks.3.attn1"), `role` "self" or "cross". The backend is resolved and
-  // checked here, for `dtype` on `device` (ConfigError when an explicit choice cannot run it), before
+  // `name` is the module path ("blocks.3.attn1"), `decl` the Wan declaration of its role ("self" or
+  // "cross", dattn/models/attention_roles.h). The backend is resolved and checked here, for the
+  // declaration's nominal shape on `device` (ConfigError when an explicit choice cannot run it), before
   // any weight is read.
-  Attention(std::string name, std::string role, std::int64_t heads, std::int64_t head_dim, float eps,
-            const AttentionSettings& settings, DType dtype, Device device);
+  Attention(std::string name, const AttentionRoleDecl& decl, float eps, const AttentionSettings& settings,
+            Device device);
 
   // x [B, S, D] attends to context [B, L, D] (x itself for self-attention); rope is applied to q and k
   // when given. Captures `capture_prefix`.{q, k, v, out} (the backend's BSHD inputs and output).

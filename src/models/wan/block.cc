@@ -3,6 +3,7 @@
 // float32; their results are cast back to the run dtype.
 #include "models/wan/block.h"
 
+#include "dattn/models/attention_roles.h"
 #include "dattn/ops/ops.h"
 
 namespace dattn::wan {
@@ -17,10 +18,8 @@ Block::Block(std::int64_t index, const WanTransformerConfig& config, const Atten
              Device device)
     : prefix_("blocks." + std::to_string(index)),
       eps_(static_cast<float>(config.eps)),
-      attn1_(prefix_ + ".attn1", "self", config.num_attention_heads, config.attention_head_dim, eps_, settings, dtype,
-             device),
-      attn2_(prefix_ + ".attn2", "cross", config.num_attention_heads, config.attention_head_dim, eps_, settings, dtype,
-             device) {}
+      attn1_(prefix_ + ".attn1", find_role(wan_attention_roles(config, dtype), "self"), eps_, settings, device),
+      attn2_(prefix_ + ".attn2", find_role(wan_attention_roles(config, dtype), "cross"), eps_, settings, device) {}
 
 Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text, const Tensor& timestep_proj,
                       const std::vector<std::int32_t>& row_of_token, const RopeTables& rope,

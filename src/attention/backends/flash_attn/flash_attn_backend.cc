@@ -6,9 +6,9 @@
 #include "attention/backends/backends.h"
 #include "attention/backends/cuda_status.h"
 #include "attention/backends/surface_checks.h"
-#include "attention/backends/flash_attn/cpu_flash.h"
+#include "attention/kernels/flash/cpu_flash.h"
 #ifdef DATTN_WITH_CUDA
-#include "attention/backends/flash_attn/cuda/flash_cuda.h"
+#include "attention/kernels/flash/flash_cuda.h"
 #endif
 #include "dattn/core/error.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "attention/backends/sparse_block/block_mask.h"
-#include "attention/backends/sparse_block/cuda/device_key_blocks.h"
+#include "attention/kernels/device_key_blocks.h"
 #include "dattn/attention/problem.h"
 
 namespace dattn::sparse {

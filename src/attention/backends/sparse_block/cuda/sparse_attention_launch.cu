@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <string>
 
-#include "attention/backends/flash_attn/cuda/flash_cuda.h"
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_config.cuh"
+#include "attention/kernels/flash/flash_cuda.h"
+#include "attention/kernels/flash/hopper/flash_hopper.h"
+#include "attention/kernels/sm90/flash_hopper_config.cuh"
 #include "attention/backends/sparse_block/cuda/block_mask_cuda.h"
 #include "attention/backends/sparse_block/cuda/sparse_cuda.h"
 #include "core/cuda/check.cuh"

@@ -3,7 +3,7 @@
 // attention over kept key blocks (Hopper wgmma/TMA kernel where it runs the problem, else the portable
 // sm_80 kernel) and the whole backend step (mask estimation on the GPU, then the attention).
 #include "attention/backends/sparse_block/block_mask.h"
-#include "attention/backends/sparse_block/cuda/device_key_blocks.h"
+#include "attention/kernels/device_key_blocks.h"
 #include "attention/backends/sparse_block/cuda_entry.h"
 #include "dattn/attention/backend.h"
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_config.cuh"
+#include "attention/kernels/sm90/flash_hopper_config.cuh"
 
 namespace dattn::sage::hopper {
 

@@ -6,7 +6,7 @@
 // rows are zeros in the buffers, so only key padding inside the last tile needs a mask.
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_epilogue.cuh"
+#include "attention/kernels/sm90/flash_hopper_epilogue.cuh"
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper_mainloop.cuh"
 
 namespace dattn::sage::hopper {

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "attention/backends/flash_attn/cuda/hopper/tma_encode.h"
+#include "attention/kernels/sm90/tma_encode.h"
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper.h"
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper_kernel.cuh"
 #include "core/cuda/check.cuh"

@@ -11,7 +11,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/sm90_sync.cuh"
+#include "attention/kernels/sm90/sm90_sync.cuh"
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper_config.cuh"
 #include "attention/backends/sage_attn/cuda/hopper/sage_wgmma.cuh"
 

@@ -5,7 +5,7 @@
 // transposed by the quantization pass). k = 32 per instruction; every asm only exists on sm_90a.
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/wgmma.cuh"  // DATTN_SM90A, fences, placeholders
+#include "attention/kernels/sm90/wgmma.cuh"  // DATTN_SM90A, fences, placeholders
 
 namespace dattn::sage::hopper {
 

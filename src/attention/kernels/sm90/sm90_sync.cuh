@@ -4,7 +4,7 @@
 // (setmaxnreg), TMA stores. Compiled only for sm_90a (DATTN_SM90A, see wgmma.cuh); empty elsewhere.
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/wgmma.cuh"
+#include "attention/kernels/sm90/wgmma.cuh"
 #include "core/cuda/cp_async.cuh"
 
 namespace dattn::flash::hopper {

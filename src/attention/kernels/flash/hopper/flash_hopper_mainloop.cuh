@@ -6,9 +6,9 @@
 // warpgroups take turns issuing their GEMMs (named barriers 1 and 2 pass the turn).
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_config.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/sm90_sync.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/wgmma.cuh"
+#include "attention/kernels/sm90/flash_hopper_config.cuh"
+#include "attention/kernels/sm90/sm90_sync.cuh"
+#include "attention/kernels/sm90/wgmma.cuh"
 
 namespace dattn::flash::hopper {
 

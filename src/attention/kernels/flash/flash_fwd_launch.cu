@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "attention/backends/flash_attn/cuda/flash_cuda.h"
-#include "attention/backends/flash_attn/cuda/flash_fwd_kernel.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
-#include "attention/backends/sparse_block/cuda/device_key_blocks.h"
+#include "attention/kernels/flash/flash_cuda.h"
+#include "attention/kernels/flash/flash_fwd_kernel.cuh"
+#include "attention/kernels/flash/hopper/flash_hopper.h"
+#include "attention/kernels/device_key_blocks.h"
 #include "core/cuda/check.cuh"
 #include "dattn/core/error.h"
 

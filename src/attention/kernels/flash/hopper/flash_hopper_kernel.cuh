@@ -17,10 +17,10 @@
 // Built for every architecture; the body is empty except on sm_90a.
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_config.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_epilogue.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_mainloop.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/sm90_sync.cuh"
+#include "attention/kernels/sm90/flash_hopper_config.cuh"
+#include "attention/kernels/sm90/flash_hopper_epilogue.cuh"
+#include "attention/kernels/flash/hopper/flash_hopper_mainloop.cuh"
+#include "attention/kernels/sm90/sm90_sync.cuh"
 #include "core/cuda/dependent_launch.cuh"
 
 namespace dattn::flash::hopper {

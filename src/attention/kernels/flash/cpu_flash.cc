@@ -1,7 +1,7 @@
 // CPU FlashAttention: per task (b, h, query block) an online softmax over key blocks. K and V are
 // converted to fp32 once per call (K transposed), so the two matrix products of a tile are dense
 // fp32 loops over contiguous rows that map onto SIMD registers.
-#include "attention/backends/flash_attn/cpu_flash.h"
+#include "attention/kernels/flash/cpu_flash.h"
 
 #include <algorithm>
 #include <bit>

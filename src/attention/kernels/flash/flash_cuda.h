@@ -1,7 +1,7 @@
 #pragma once
 // FLASH_ATTN on CUDA (sm_80+): the FlashAttention-2 forward kernel (mma.sync, cp.async), for host code
 // that must not include CUDA headers. Compiled only in CUDA builds (flash_fwd_launch.cu).
-#include "attention/backends/sparse_block/cuda/device_key_blocks.h"
+#include "attention/kernels/device_key_blocks.h"
 #include "dattn/attention/backend.h"
 #include "dattn/attention/problem.h"
 

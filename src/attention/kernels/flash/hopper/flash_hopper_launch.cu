@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper.h"
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_kernel.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/tma_encode.h"
+#include "attention/kernels/flash/hopper/flash_hopper.h"
+#include "attention/kernels/flash/hopper/flash_hopper_kernel.cuh"
+#include "attention/kernels/sm90/tma_encode.h"
 #include "core/cuda/check.cuh"
 #include "core/cuda/dependent_launch.cuh"
 #include "dattn/core/error.h"

@@ -6,8 +6,8 @@
 // after the previous store has finished reading it.
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/flash_hopper_config.cuh"
-#include "attention/backends/flash_attn/cuda/hopper/sm90_sync.cuh"
+#include "attention/kernels/sm90/flash_hopper_config.cuh"
+#include "attention/kernels/sm90/sm90_sync.cuh"
 
 namespace dattn::flash::hopper {
 

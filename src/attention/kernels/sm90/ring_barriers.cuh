@@ -4,7 +4,7 @@
 // the Q and K/V ring: 0 q_full, 1 q_empty; then per stage k_full, k_empty, v_full, v_empty.
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/sm90_sync.cuh"
+#include "attention/kernels/sm90/sm90_sync.cuh"
 
 namespace dattn::flash::hopper {
 

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "attention/backends/flash_attn/cuda/hopper/ring_barriers.cuh"
+#include "attention/kernels/sm90/ring_barriers.cuh"
 
 namespace dattn::flash::hopper {
 

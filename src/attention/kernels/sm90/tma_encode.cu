@@ -1,4 +1,4 @@
-#include "attention/backends/flash_attn/cuda/hopper/tma_encode.h"
+#include "attention/kernels/sm90/tma_encode.h"
 
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>

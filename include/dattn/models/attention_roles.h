@@ -1,0 +1,60 @@
+#pragma once
+// The attention roles each model family declares: the role its layers resolve under, the category a
+// per_role entry falls back to, the shape a layer is resolved and checked for before any input exists,
+// and the modules that hold the layers. Model knowledge, kept here so that attention/ stays generic.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dattn/attention/problem.h"
+#include "dattn/core/dtype.h"
+#include "dattn/models/wan/config.h"
+
+namespace dattn {
+
+struct AttentionRoleDecl {
+  std::string role;                     // "self", "cross", "ltx2.audio_to_video"
+  std::optional<std::string> category;  // per_role fallback key; none when the role is a category itself
+  AttentionShape nominal;               // heads, head dim, dtype and mask are the model's; lengths nominal
+  std::string module;                   // the layers' module paths, e.g. "blocks.*.attn1"
+};
+
+// Token counts of one Wan call: video tokens after patchifying, and text tokens (umT5 pads to 512).
+struct WanTokens {
+  std::int64_t video = 1024;
+  std::int64_t text = 512;
+};
+
+// Wan2.1 / Wan2.2: "self" (blocks.*.attn1, video to video) and "cross" (blocks.*.attn2, video to text),
+// no category (both are categories themselves); heads and head dim from `config`, in `dtype`.
+std::vector<AttentionRoleDecl> wan_attention_roles(const WanTransformerConfig& config, DType dtype,
+                                                   WanTokens tokens = {});
+
+// HunyuanVideo-1.5 (480p/720p T2V): the joint attention of transformer_blocks.*.attn, video tokens then
+// the 1985 text tokens (image 729 + ByT5 256 + Qwen 1000), 16 heads x 128, key padding, as role "self".
+std::vector<AttentionRoleDecl> hunyuanvideo15_attention_roles(DType dtype, std::int64_t video_tokens = 1024);
+
+// LTX-2: the cross-modal attentions, category "cross", in the audio head geometry (32 heads x 64):
+// ltx2.audio_to_video (transformer_blocks.*.audio_to_video_attn, queries video, keys audio) and
+// ltx2.video_to_audio (transformer_blocks.*.video_to_audio_attn, queries audio, keys video).
+struct Ltx2Tokens {
+  std::int64_t video = 1024;
+  std::int64_t audio = 256;
+};
+std::vector<AttentionRoleDecl> ltx2_attention_roles(DType dtype, Ltx2Tokens tokens = {});
+
+// The category of a role a model family declares ("ltx2.audio_to_video" -> "cross"); none for roles that
+// are categories themselves ("self", "cross") and for unknown roles.
+std::optional<std::string> known_role_category(const std::string& role);
+
+// The declaration of `role` among `decls`; ConfigError naming the role and the declared ones otherwise.
+const AttentionRoleDecl& find_role(const std::vector<AttentionRoleDecl>& decls, const std::string& role);
+
+// Wan2.2-TI2V-5B's transformer config, as published (configs/wan2.2-ti2v-5b/transformer.json).
+WanTransformerConfig wan22_ti2v_5b_config();
+// The shape to check when no problem is given (`dattn backends`, `dattn resolve`): Wan2.2-TI2V-5B's
+// self-attention at 704x1280, 49 frames (11440 video tokens), in `dtype`.
+AttentionShape reference_attention_shape(DType dtype);
+
+}  // namespace dattn

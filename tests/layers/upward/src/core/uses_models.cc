@@ -1,0 +1,2 @@
+// Breaks the layer rule on purpose (tests/layers/upward/README.md).
+#include "dattn/models/wan/config.h"

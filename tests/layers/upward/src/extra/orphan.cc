@@ -1,0 +1,1 @@
+// A folder of src/ that is no layer (tests/layers/upward/README.md).
