@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "dattn/core/device_memory.h"
+#include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
 #include "dattn/pipeline/noise.h"
@@ -173,20 +174,13 @@ class WanPipeline final : public Pipeline {
   // The initial latents as float32 on the run device.
   Tensor ops_ready(const Tensor& noise) const { return noise.to(DType::F32).to(options_.device); }
 
+  // What the transformer's layers will resolve to: the same declarations (roles, nominal shapes) the
+  // Wan blocks resolve from when they are built.
   static std::vector<Resolution> wan_attention_resolutions(const WanTransformerConfig& config,
                                                            const PipelineOptions& options) {
-    // The nominal problem the Wan attention layers resolve for at build time (src/models/wan/
-    // attention.cc): a 1024-token video and 512 text tokens; only dtype, heads and head dim matter.
     std::vector<Resolution> out;
-    for (const char* role : {"self", "cross"}) {
-      AttentionShape shape;
-      shape.seq_q = 1024;
-      shape.seq_k = std::string(role) == "cross" ? 512 : 1024;
-      shape.heads_q = shape.heads_kv = config.num_attention_heads;
-      shape.head_dim = config.attention_head_dim;
-      shape.dtype = options.dtype;
-      out.push_back(resolve_attention(options.attention, role, std::nullopt, shape, options.device));
-    }
+    for (const AttentionRoleDecl& role : wan_attention_roles(config, options.dtype))
+      out.push_back(resolve_attention(options.attention, role.role, role.category, role.nominal, options.device));
     return out;
   }
 
