@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "attention/kernels/flash/hopper/hopper_tuning.h"
 #include "attention/backends/sage_attn/cuda_entry.h"
 #include "attention/backends/sparse_block/cuda_entry.h"
 #include "sparse_golden_errors.h"
@@ -60,6 +61,8 @@ struct Options {
   std::string sparse_densities = "1,0.5,0.25,0.1";  // one SPARSE_BLOCK row per density
   int sparse_block_size = 128;
   std::string sparse_golden;  // golden data directory: also print SPARSE_BLOCK's errors on its inputs
+  std::string kernel = "auto";  // the `kernel` extra of FLASH_ATTN and SAGE_ATTN rows
+  flash::HopperTuning tuning;   // Hopper kernel comparison knobs (FLASH_ATTN, SPARSE_BLOCK)
 };
 
 std::string fmt(double v, const char* f) {
@@ -224,7 +227,13 @@ class Bench {
   // The (row label, extra) pairs a backend is timed with: its defaults, or for SPARSE_BLOCK one row
   // "SPARSE_BLOCK d=<density>" per --sparse-densities value at --sparse-block-size.
   std::vector<std::pair<std::string, nlohmann::json>> extras_for(const AttentionBackend& b) const {
-    if (b.name() != "SPARSE_BLOCK") return {{std::string(b.name()), extra_with_defaults(b, nlohmann::json::object())}};
+    if (b.name() != "SPARSE_BLOCK") {
+      nlohmann::json given = nlohmann::json::object();
+      for (const ExtraKey& k : b.extra_keys())
+        if (k.name == "kernel") given["kernel"] = o_.kernel;
+      validate_extra(b, given, "--kernel");
+      return {{std::string(b.name()), extra_with_defaults(b, given)}};
+    }
     std::vector<std::pair<std::string, nlohmann::json>> out;
     for (const std::string& d : split(o_.sparse_densities)) {
       const nlohmann::json given{{"density", std::stod(d)}, {"block_size", o_.sparse_block_size}};
@@ -521,8 +530,27 @@ int main(int argc, char** argv) {
   app.add_option("--sparse-golden", o.sparse_golden,
                  "DIR (tests/golden): also print SPARSE_BLOCK's error to exact attention per density and block "
                  "size on the golden diffusers attention inputs (CUDA)")->type_name("DIR");
+  app.add_option("--kernel", o.kernel,
+                 "FLASH_ATTN and SAGE_ATTN rows: their `kernel` extra (auto, hopper or portable)")
+      ->capture_default_str();
+  // Comparison knobs of the Hopper kernel (flash::HopperTuning); no user would set these.
+  std::string pingpong = "on", grid = "persistent", pdl = "on";
+  app.add_option("--hopper-pingpong", pingpong, "FLASH_ATTN Hopper kernel: ping-pong consumer warpgroups (on, off)")
+      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--hopper-grid", grid, "FLASH_ATTN Hopper kernel: persistent (one CTA per SM) or tiles (one per work tile)")
+      ->capture_default_str()->check(CLI::IsMember({"persistent", "tiles"}));
+  app.add_option("--hopper-rescale-threshold", o.tuning.rescale_threshold,
+                 "FLASH_ATTN Hopper kernel: log2 growth of a row max before the output is rescaled (0 to 15; 0: "
+                 "on every growth)")
+      ->capture_default_str()->check(CLI::Range(0.0, 15.0));
+  app.add_option("--sparse-pdl", pdl, "SPARSE_BLOCK: launch its Hopper walk dependent on the mask's last kernel (on, off)")
+      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
+  o.tuning.pingpong = pingpong == "on";
+  o.tuning.persistent_grid = grid == "persistent";
+  o.tuning.sparse_dependent_launch = pdl == "on";
   try {
+    flash::set_hopper_tuning(o.tuning);
     const auto device = parse_device(o.device);
     if (!device) throw UserError("--device '" + o.device + "': expected cuda or cpu");
     if (*device == Device::CUDA && !built_with_cuda())

@@ -2,6 +2,7 @@
 #ifndef DATTN_WITH_CUDA
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
+#include "dattn/core/run_context.h"
 
 namespace dattn {
 namespace {
@@ -17,6 +18,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept = default;
 void DeviceBuffer::upload(const void*, std::size_t, std::size_t) { no_cuda(); }
 void DeviceBuffer::download(void*, std::size_t, std::size_t) const { no_cuda(); }
 void DeviceBuffer::fill(std::uint8_t) { no_cuda(); }
+void DeviceBuffer::wait_for_owner() const {}
 void copy_bytes(void*, const void*, std::size_t) { no_cuda(); }
 std::size_t device_bytes_in_use() { return 0; }
 std::size_t device_bytes_peak() { return 0; }

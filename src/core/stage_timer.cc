@@ -1,10 +1,12 @@
 #include "dattn/core/stage_timer.h"
 
 #include <chrono>
+#include <memory>
 #include <vector>
 
 #include "core/stage_timer_events.h"
 #include "dattn/core/error.h"
+#include "dattn/core/run_context.h"
 
 namespace dattn {
 namespace {
@@ -12,6 +14,9 @@ namespace {
 struct Record {
   const char* stage;
   double begin_ms = 0, end_ms = 0;  // CPU mode
+  // CUDA mode: the context current when the scope began; its events and stream time the scope. Held,
+  // so that a context ending before collect() leaves its events readable.
+  std::shared_ptr<RunContext> context;
 };
 
 struct State {
@@ -37,7 +42,6 @@ void StageTimer::enable(Device device) {
   s.on = true;
   s.device = device;
   s.records.clear();
-  if (device == Device::CUDA) stage_events::reset();
 }
 
 void StageTimer::disable() { state().on = false; }
@@ -46,12 +50,9 @@ bool StageTimer::enabled() { return state().on; }
 std::map<std::string, double> StageTimer::collect() {
   State& s = state();
   std::map<std::string, double> out;
-  if (s.device == Device::CUDA) {
-    const std::vector<double> ms = stage_events::elapsed_ms(s.records.size());
-    for (std::size_t i = 0; i < s.records.size(); ++i) out[s.records[i].stage] += ms[i];
-    stage_events::reset();
-  } else {
-    for (const Record& r : s.records) out[r.stage] += r.end_ms - r.begin_ms;
+  for (std::size_t i = 0; i < s.records.size(); ++i) {
+    const Record& r = s.records[i];
+    out[r.stage] += r.context ? stage_events::elapsed_ms(*r.context, i) : r.end_ms - r.begin_ms;
   }
   s.records.clear();
   return out;
@@ -63,20 +64,24 @@ StageScope::StageScope(const char* stage) {
   stage_ = stage;
   slot_ = static_cast<long long>(s.records.size());
   s.records.push_back({stage});
-  if (s.device == Device::CUDA)
-    stage_events::begin(static_cast<std::size_t>(slot_));
-  else
-    s.records.back().begin_ms = now_ms();
+  Record& r = s.records.back();
+  if (s.device == Device::CUDA) {
+    r.context = current_context(Device::CUDA).shared_from_this();
+    stage_events::begin(*r.context, static_cast<std::size_t>(slot_));
+  } else {
+    r.begin_ms = now_ms();
+  }
 }
 
 StageScope::~StageScope() {
   if (slot_ < 0) return;
   State& s = state();
   if (!s.on || static_cast<std::size_t>(slot_) >= s.records.size()) return;  // collected meanwhile
-  if (s.device == Device::CUDA)
-    stage_events::end(static_cast<std::size_t>(slot_));
+  Record& r = s.records[static_cast<std::size_t>(slot_)];
+  if (r.context)
+    stage_events::end(*r.context, static_cast<std::size_t>(slot_));
   else
-    s.records[static_cast<std::size_t>(slot_)].end_ms = now_ms();
+    r.end_ms = now_ms();
 }
 
 }  // namespace dattn

@@ -63,7 +63,7 @@ Tensor Tensor::zeros(const Shape& shape, DType dtype, Device device) {
   if (device == Device::CPU)
     std::memset(t.data(), 0, t.bytes());
   else
-    t.storage_->device.fill(0);
+    t.storage_->device.fill(0);  // stream-ordered before any later work of the current context
   return t;
 }
 
@@ -149,7 +149,8 @@ Tensor Tensor::narrow0(std::int64_t start, std::int64_t length) const {
 Tensor Tensor::to(Device device) const {
   if (device == device_) return *this;
   Tensor t = empty(shape_, dtype_, device);
-  copy_bytes(t.data(), data(), bytes());
+  if (device_ == Device::CUDA) storage_->device.wait_for_owner();  // made under another context
+  copy_bytes(t.data(), data(), bytes());  // on the current context's stream, finished on return
   return t;
 }
 
@@ -193,8 +194,12 @@ void Tensor::copy_from(const Tensor& src) {
     throw UserError("copy_from: source " + src.describe() + " does not match " + describe());
   if (device_ == Device::CPU && src.device_ == Device::CPU)
     std::memcpy(data(), src.data(), bytes());
-  else
+  else {
+    // Either side may belong to another context's stream: let its queued work finish first.
+    if (device_ == Device::CUDA) storage_->device.wait_for_owner();
+    if (src.device_ == Device::CUDA) src.storage_->device.wait_for_owner();
     copy_bytes(data(), src.data(), bytes());
+  }
 }
 
 std::string Tensor::describe() const {

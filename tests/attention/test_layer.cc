@@ -67,7 +67,7 @@ TEST(Layer, PlatformDefaultIsChosenForTheShape) {
                              Device::CPU);
   EXPECT_EQ(layer.resolution().source, "platform default");
   EXPECT_EQ(layer.backend().name(), "FLASH_ATTN");
-  EXPECT_EQ(layer.extra(), json::object());
+  EXPECT_EQ(layer.extra(), (json{{"kernel", "auto"}}));  // FLASH_ATTN's one declared default
 }
 
 TEST(Layer, StoresExtraWithDefaults) {

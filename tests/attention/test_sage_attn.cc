@@ -377,7 +377,9 @@ TEST(SageAttn, MatchesPlainReimplementationBitForBit) {
 
 TEST(SageBackend, SupportPredicateAndSurface) {
   const auto& be = sage_attn_backend();
-  EXPECT_TRUE(be.name() == "SAGE_ATTN" && be.lossy() && be.extra_keys().empty());
+  EXPECT_TRUE(be.name() == "SAGE_ATTN" && be.lossy());
+  ASSERT_EQ(be.extra_keys().size(), 1u);
+  EXPECT_EQ(be.extra_keys()[0].name, "kernel");
   auto why = [&](DType t, I64 d, MaskKind m, Device dev = Device::CPU) {
     const Support s = be.supports({1, 16, 16, 2, 2, d, t, m}, dev);
     return s.ok ? std::string("ok") : s.reason;

@@ -39,7 +39,7 @@ std::vector<double> reference_of(AttentionCase& c) {
 std::vector<double> run_cuda(AttentionCase& c, sage::SageKernel kernel) {
   test::reset_output(c);
   const test::DeviceProblem dev(c.problem());
-  sage_attention_cuda_entry(dev.problem(), kernel);
+  sage::sage_attention_cuda_entry(dev.problem(), kernel);
   device_synchronize();
   EXPECT_EQ(dev.download(c.out.data()), 0u) << "guard bytes overwritten";
   return c.output_f64();

@@ -55,7 +55,14 @@ TEST(CliBackends, JsonListsEveryBackendWithItsSurfaceAndExtras) {
   for (const auto& x : j[3]["extra"]) keys.push_back(x["key"]);
   EXPECT_EQ(keys, (std::vector<std::string>{"block_size", "density", "cdf_threshold", "keep_diagonal"}));
   EXPECT_EQ(j[3]["extra"][0]["default"], 128);
-  EXPECT_TRUE(j[0]["extra"].empty());
+  for (int i : {0, 2}) {  // FLASH_ATTN and SAGE_ATTN: the kernel choice
+    ASSERT_EQ(j[i]["extra"].size(), 1u) << j[i].dump();
+    EXPECT_EQ(j[i]["extra"][0]["key"], "kernel");
+    EXPECT_EQ(j[i]["extra"][0]["type"], "string");
+    EXPECT_EQ(j[i]["extra"][0]["default"], "auto");
+    EXPECT_EQ(j[i]["extra"][0]["range"], "auto, hopper or portable");
+  }
+  EXPECT_TRUE(j[1]["extra"].empty());
 }
 
 TEST(CliBackends, CudaDeviceSaysWhyABackendIsUnavailable) {

@@ -59,7 +59,8 @@ struct AttentionProblem {
   std::optional<GeneralMask> mask;
 
   // On Device::CUDA every data pointer above (q, k, v, out, key_mask, mask data) is device memory and
-  // `stream` is the cudaStream_t to run on (nullptr: the default stream); key_lengths stays on the host.
+  // `stream` is the cudaStream_t to run on (nullptr: the current run context's stream, never the legacy
+  // default stream); key_lengths stays on the host.
   void* stream = nullptr;
 
   float softmax_scale() const;

@@ -1,8 +1,8 @@
 #pragma once
 // Time per stage (attention, GEMM, ...) for benchmarks and run summaries. Off by default, when a scope
 // costs one branch. When enabled, each StageScope adds the time of the work it encloses to its stage:
-// on Device::CUDA with a pair of CUDA events on the default stream (asynchronous; collect() waits),
-// on the CPU with a steady clock. Scopes of the same stage must not nest. Not thread-safe: one model
+// on Device::CUDA with a pair of CUDA events on the stream of the context current when the scope began
+// (asynchronous; collect() waits), on the CPU with a steady clock. Scopes of the same stage must not nest. Not thread-safe: one model
 // runs at a time.
 #include <map>
 #include <string>

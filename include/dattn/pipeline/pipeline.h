@@ -19,6 +19,7 @@
 
 #include "dattn/attention/config.h"
 #include "dattn/attention/selector.h"
+#include "dattn/core/run_context.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
 #include "dattn/pipeline/guidance.h"
@@ -37,6 +38,7 @@ enum class Residency {
 
 struct PipelineOptions {
   Device device = Device::CPU;
+  int device_index = 0;  // which GPU (CUDA); the pipeline's run context lives there
   DType dtype = DType::F32;  // the transformer's run dtype; each family documents its other components'
   AttentionSettings attention;
   Residency residency = Residency::PerStage;
@@ -105,6 +107,9 @@ class Pipeline {
   virtual const std::string& class_name() const = 0;
   virtual const std::string& model_dir() const = 0;
   virtual const PipelineOptions& options() const = 0;
+  // The run context the pipeline's work runs on (its device, stream, library handles, memory counters);
+  // run() binds it to the calling thread for the request.
+  virtual RunContext& context() const = 0;
   // The backend each attention role resolved to when the pipeline was built.
   virtual std::vector<Resolution> attention() const = 0;
 

@@ -1,106 +1,134 @@
 #include <cuda_runtime.h>
 
-#include <atomic>
+#include <array>
 #include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "core/cuda/check.cuh"
 #include "dattn/core/device_memory.h"
+#include "dattn/core/run_context.h"
 
 namespace dattn {
 
 namespace {
 
-std::atomic<std::size_t> g_in_use{0}, g_peak{0};
+cudaStream_t current_stream() { return static_cast<cudaStream_t>(current_context(Device::CUDA).stream()); }
 
-void count_alloc(std::size_t bytes) {
-  const std::size_t now = g_in_use += bytes;
-  std::size_t peak = g_peak.load();
-  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
-  }
-}
-
-// Device memory comes from the stream-ordered pool of the default stream: a model allocates and frees
-// intermediates in every layer, and cudaFree would synchronise the device each time. The pool keeps
-// freed memory for reuse instead of returning it to the driver.
-void* pool_alloc(std::size_t bytes) {
-  static const bool configured = [] {
-    int device = 0;
+// Device memory comes from the stream-ordered pool of the context's device: a model allocates and
+// frees intermediates in every layer, and cudaFree would synchronise the device each time. The pool
+// keeps freed memory for reuse instead of returning it to the driver (set once per device).
+void keep_pool_memory(int device) {
+  static std::array<std::once_flag, 64> once;
+  if (device < 0 || device >= static_cast<int>(once.size())) return;  // RunContext refuses such indices
+  std::call_once(once[static_cast<std::size_t>(device)], [device] {
     cudaMemPool_t pool;
-    if (cudaGetDevice(&device) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
+    if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
       std::uint64_t keep = UINT64_MAX;
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
     }
-    return true;
-  }();
-  (void)configured;
-  void* p = nullptr;
-  DATTN_CUDA_CHECK(cudaMallocAsync(&p, bytes, nullptr));
-  return p;
+  });
 }
 
 }  // namespace
 
-std::size_t device_bytes_in_use() { return g_in_use.load(); }
-std::size_t device_bytes_peak() { return g_peak.load(); }
-void reset_device_peak() { g_peak.store(g_in_use.load()); }
+std::size_t device_bytes_in_use() { return device_memory_counter(current_context(Device::CUDA).device_index()).in_use(); }
+std::size_t device_bytes_peak() { return device_memory_counter(current_context(Device::CUDA).device_index()).peak(); }
+void reset_device_peak() { device_memory_counter(current_context(Device::CUDA).device_index()).reset_peak(); }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes) {
-    ptr_ = pool_alloc(bytes);
-    count_alloc(bytes);
-  }
+  if (!bytes) return;
+  RunContext& context = current_context(Device::CUDA);
+  keep_pool_memory(context.device_index());
+  stream_ = context.stream();
+  DATTN_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, static_cast<cudaStream_t>(stream_)));
+  context_ = context.shared_from_this();
+  device_counter_ = &device_memory_counter(context.device_index());
+  context_->memory().add(bytes);
+  device_counter_->add(bytes);
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) {
-    cudaFreeAsync(ptr_, nullptr);
-    g_in_use -= bytes_;
-  }
+void DeviceBuffer::release() noexcept {
+  if (!ptr_) return;
+  cudaFreeAsync(ptr_, static_cast<cudaStream_t>(stream_));
+  context_->memory().sub(bytes_);
+  device_counter_->sub(bytes_);
+  ptr_ = nullptr;
+  context_.reset();
 }
+
+DeviceBuffer::~DeviceBuffer() { release(); }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    : ptr_(std::exchange(o.ptr_, nullptr)),
+      bytes_(std::exchange(o.bytes_, 0)),
+      stream_(std::exchange(o.stream_, nullptr)),
+      context_(std::move(o.context_)),
+      device_counter_(std::exchange(o.device_counter_, nullptr)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) {
-      cudaFreeAsync(ptr_, nullptr);
-      g_in_use -= bytes_;
-    }
+    release();
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    stream_ = std::exchange(o.stream_, nullptr);
+    context_ = std::move(o.context_);
+    device_counter_ = std::exchange(o.device_counter_, nullptr);
   }
   return *this;
 }
 
+void DeviceBuffer::wait_for_owner() const {
+  if (ptr_ && stream_ != current_context(Device::CUDA).stream())
+    DATTN_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));
+}
+
 void DeviceBuffer::upload(const void* host, std::size_t n, std::size_t offset) {
-  if (offset + n > bytes_) throw std::runtime_error("DeviceBuffer::upload past the end of the buffer");
-  DATTN_CUDA_CHECK(cudaMemcpy(static_cast<char*>(ptr_) + offset, host, n, cudaMemcpyHostToDevice));
+  if (offset + n > bytes_)
+    throw std::runtime_error("DeviceBuffer::upload of " + std::to_string(n) + " bytes at " + std::to_string(offset) +
+                             " past the end of a buffer of " + std::to_string(bytes_));
+  if (!n) return;
+  wait_for_owner();
+  const cudaStream_t s = current_stream();
+  DATTN_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(ptr_) + offset, host, n, cudaMemcpyHostToDevice, s));
+  DATTN_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 void DeviceBuffer::download(void* host, std::size_t n, std::size_t offset) const {
-  if (offset + n > bytes_) throw std::runtime_error("DeviceBuffer::download past the end of the buffer");
-  DATTN_CUDA_CHECK(cudaMemcpy(host, static_cast<const char*>(ptr_) + offset, n, cudaMemcpyDeviceToHost));
+  if (offset + n > bytes_)
+    throw std::runtime_error("DeviceBuffer::download of " + std::to_string(n) + " bytes at " +
+                             std::to_string(offset) + " past the end of a buffer of " + std::to_string(bytes_));
+  if (!n) return;
+  wait_for_owner();
+  const cudaStream_t s = current_stream();
+  DATTN_CUDA_CHECK(cudaMemcpyAsync(host, static_cast<const char*>(ptr_) + offset, n, cudaMemcpyDeviceToHost, s));
+  DATTN_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 void DeviceBuffer::fill(std::uint8_t byte) {
-  if (bytes_) DATTN_CUDA_CHECK(cudaMemset(ptr_, byte, bytes_));
+  if (!bytes_) return;
+  wait_for_owner();
+  DATTN_CUDA_CHECK(cudaMemsetAsync(ptr_, byte, bytes_, current_stream()));
 }
 
 void copy_bytes(void* dst, const void* src, std::size_t n) {
-  if (n) DATTN_CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyDefault));
+  if (!n) return;
+  const cudaStream_t s = current_stream();
+  DATTN_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
+  DATTN_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
-void device_synchronize() { DATTN_CUDA_CHECK(cudaDeviceSynchronize()); }
+void device_synchronize() { current_context(Device::CUDA).synchronize(); }
 
 void check_device(const char* what) {
   cudaError_t err = cudaGetLastError();
-  if (err == cudaSuccess) err = cudaDeviceSynchronize();
+  if (err == cudaSuccess) err = cudaStreamSynchronize(current_stream());
   if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
 }
 
-GpuTimer::GpuTimer(void* stream) : stream_(stream) {
+GpuTimer::GpuTimer(void* stream) : stream_(stream ? stream : current_context(Device::CUDA).stream()) {
   cudaEvent_t b, e;
   DATTN_CUDA_CHECK(cudaEventCreate(&b));
   DATTN_CUDA_CHECK(cudaEventCreate(&e));

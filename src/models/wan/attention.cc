@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "dattn/core/run_context.h"
 #include "dattn/ops/ops.h"
 
 namespace dattn::wan {
@@ -39,6 +40,7 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
   p.shape.head_dim = head_dim_;
   p.shape.dtype = dtype_;
   p.q = q.data(), p.k = k.data(), p.v = v.data(), p.out = out.data();
+  if (x.device() == Device::CUDA) p.stream = current_context(Device::CUDA).stream();  // where the ops run
   layer_->forward(p);
   if (capture.on()) {
     capture(capture_prefix + ".q", q);

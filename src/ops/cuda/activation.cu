@@ -45,7 +45,8 @@ Tensor run(const Tensor& x, const char* op) {
   if (n == 0) return y;
   const bool vec = can_vec8(x.data(), x.dtype()) && can_vec8(y.data(), y.dtype());
   constexpr int kThreads = 256;
-  act_kernel<A><<<grid_for(vec ? (n + 7) / 8 : n, kThreads), kThreads>>>(x.data(), y.data(), elt_of(x.dtype()), n, vec);
+  const cudaStream_t stream = current_stream();
+  act_kernel<A><<<grid_for(vec ? (n + 7) / 8 : n, kThreads), kThreads, 0, stream>>>(x.data(), y.data(), elt_of(x.dtype()), n, vec);
   check_launch(op);
   return y;
 }

@@ -10,10 +10,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// The stream of the run context bound to this thread (the legacy default stream until run contexts own
-// streams).
-cudaStream_t current_stream() { return nullptr; }
-
 struct Terms {
   const void* data[kMaxCombinationTerms];
   bool f64[kMaxCombinationTerms];

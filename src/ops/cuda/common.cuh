@@ -11,12 +11,14 @@
 #include <string>
 
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 #include "dattn/core/error.h"
 #include "dattn/core/tensor.h"
 
 namespace dattn::ops::cuda {
 
 using i64 = std::int64_t;
+using ::dattn::cuda::current_stream;
 
 enum class Elt : int { F32 = 0, BF16 = 1, F16 = 2, F64 = 3 };
 

@@ -2,7 +2,7 @@
 // CUDA implementations of the ops in include/dattn/ops/, called by the dispatchers in src/ops/*.cc after
 // the arguments were checked (shapes, dtypes, one device). Plain C++: no CUDA header is included, so the
 // dispatchers compile as C++20 and only the .cu files see the CUDA toolkit. Every op is asynchronous on
-// the default stream: it launches and returns; errors of a launch are reported at once, errors of the
+// the current run context's stream (current_context(Device::CUDA)): it launches and returns; errors of a launch are reported at once, errors of the
 // kernel itself at the next synchronising call.
 #include <cstdint>
 
@@ -28,7 +28,8 @@ Tensor unpatchify_3d(const Tensor& x, const Patch3& grid, const Patch3& patch, s
 // `t` itself when it already has that dtype.
 Tensor convert(const Tensor& t, DType dtype);
 
-// Number of distinct GEMM plans (shape, dtypes, alignment) cached by linear so far; for tests.
+// Number of distinct GEMM plans (shape, dtypes, alignment) the current context's linear cached so far;
+// for tests.
 std::size_t gemm_plan_count();
 
 }  // namespace dattn::ops::cuda

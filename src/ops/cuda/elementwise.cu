@@ -110,7 +110,8 @@ Tensor binary(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dt
   const bool vec = p.nd >= 1 && p.size[0] % 8 == 0 && p.sa[0] <= 1 && p.sb[0] <= 1 && can_vec8(y.data(), out_dtype) &&
                    can_vec8(a.data(), a.dtype()) && can_vec8(b.data(), b.dtype());
   constexpr int kThreads = 256;
-  binary_kernel<B><<<grid_for(vec ? n / 8 : n, kThreads), kThreads>>>(
+  const cudaStream_t stream = current_stream();
+  binary_kernel<B><<<grid_for(vec ? n / 8 : n, kThreads), kThreads, 0, stream>>>(
       p, a.data(), elt_of(a.dtype()), b.data(), elt_of(b.dtype()), y.data(), elt_of(out_dtype), n, vec);
   check_launch(op);
   return y;
@@ -149,7 +150,8 @@ Tensor convert(const Tensor& t, DType dtype) {
   const i64 n = t.numel();
   if (n == 0) return y;
   constexpr int kThreads = 256;
-  convert_kernel<<<grid_for(n, kThreads), kThreads>>>(t.data(), elt_of(t.dtype()), y.data(), elt_of(dtype), n);
+  const cudaStream_t stream = current_stream();
+  convert_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(t.data(), elt_of(t.dtype()), y.data(), elt_of(dtype), n);
   check_launch("convert");
   return y;
 }

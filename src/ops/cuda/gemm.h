@@ -8,7 +8,8 @@
 
 namespace dattn::ops::cuda {
 
-// M, N, K > 0. Pointers are device memory; `bias` may be null. Asynchronous on the default stream.
+// M, N, K > 0. Pointers are device memory; `bias` may be null. Asynchronous on the current run
+// context's stream, with that context's cuBLASLt handle, workspace and plans.
 void gemm_xwt(const void* x, const void* w, const void* bias, void* y, std::int64_t m, std::int64_t n, std::int64_t k,
               DType dtype);
 

@@ -1,6 +1,8 @@
 // linear on CUDA: one cuBLASLt matmul with the bias added by its epilogue. Diffusion runs the same
 // shapes every step, so the descriptors and the heuristic's algorithm are made once per problem
-// (M, N, K, dtype, bias, pointer alignments) and cached; one 32 MB workspace serves every call.
+// (M, N, K, dtype, bias, pointer alignments) and cached; one 32 MB workspace serves every call. The
+// handle, workspace and plans belong to the run context (made on its first GEMM), whose stream runs the
+// matmuls: the workspace is reused in that stream's order only.
 #include <cublasLt.h>
 
 #include <map>
@@ -12,6 +14,7 @@
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/cuda_ops.h"
 #include "ops/cuda/gemm.h"
+#include "dattn/core/run_context.h"
 
 namespace dattn::ops::cuda {
 namespace {
@@ -63,22 +66,32 @@ cudaDataType_t cuda_type(DType d) {
   }
 }
 
-// Process-wide cuBLASLt state. Never destroyed: the CUDA context may be gone at exit.
-struct Lt {
+// The cuBLASLt state of one run context; destroyed with it, after its stream has drained.
+struct Lt final : RunContext::Extension {
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
+  cudaStream_t stream = nullptr;
   std::mutex mutex;  // guards plans and the bias pointer written into a cached descriptor
   std::map<Key, std::unique_ptr<Plan>> plans;
+  ~Lt() override {
+    plans.clear();
+    if (workspace) cudaFree(workspace);
+    if (handle) cublasLtDestroy(handle);
+  }
 };
+constexpr char kLtKey = 0;
 
 Lt& lt() {
-  static Lt* state = [] {
-    auto* s = new Lt;
+  RunContext& context = current_context(Device::CUDA);
+  return context.extension_or<Lt>(&kLtKey, [&] {
+    auto s = std::make_unique<Lt>();
+    s->stream = static_cast<cudaStream_t>(context.stream());
     DATTN_LT(cublasLtCreate(&s->handle));
+    // Plain cudaMalloc on the context's device (current inside its ContextScope), not a DeviceBuffer:
+    // a buffer holds its context, and the context holds this.
     DATTN_CUDA_CHECK(cudaMalloc(&s->workspace, kWorkspaceBytes));
     return s;
-  }();
-  return *state;
+  });
 }
 
 // Row-major Y = X Wᵀ is column-major Yᵀ[N, M] = W[K, N]ᵀ · Xᵀ[K, M]: A = W transposed, B = X, C = D = Yᵀ.
@@ -132,7 +145,7 @@ void gemm_xwt(const void* x, const void* w, const void* bias, void* y, i64 m, i6
   if (bias) DATTN_LT(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   const float one = 1.0f, zero = 0.0f;
   DATTN_LT(cublasLtMatmul(s.handle, p.desc, &one, w, p.a, x, p.b, &zero, y, p.c, y, p.c, &p.algo, s.workspace,
-                          kWorkspaceBytes, /*stream=*/0));
+                          kWorkspaceBytes, s.stream));
 }
 
 std::size_t gemm_plan_count() {

@@ -42,7 +42,7 @@ Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m
   p.params = m.params.data_as<float>();
   p.k = static_cast<int>(m.params.dim(1)), p.shift_k = shift_k, p.scale_k = scale_k;
   if (p.rows) p.token_rows = token_rows(m.row_of_token);
-  launch_row_norm<NormKind::LayerModulated>(p, x.dtype(), "layer_norm_modulated");
+  launch_row_norm<NormKind::LayerModulated>(p, x.dtype(), "layer_norm_modulated", current_stream());
   return y;
 }
 
@@ -55,7 +55,8 @@ Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m
   const bool vec = d % 8 == 0 && can_vec8(h.data(), h.dtype()) && can_vec8(x.data(), x.dtype()) &&
                    can_vec8(y.data(), y.dtype()) && can_vec8(params, DType::F32);
   constexpr int kThreads = 256;
-  gated_residual_kernel<<<grid_for(vec ? n / 8 : n, kThreads), kThreads>>>(
+  const cudaStream_t stream = current_stream();
+  gated_residual_kernel<<<grid_for(vec ? n / 8 : n, kThreads), kThreads, 0, stream>>>(
       h.data(), elt_of(h.dtype()), x.data(), elt_of(x.dtype()), y.data(), params, token_rows(m.row_of_token),
       m.params.dim(1), gate_k, d, n, vec);
   check_launch("gated_residual");

@@ -11,7 +11,7 @@ Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor
   p.d = x.dim(-1), p.rows = p.d ? x.numel() / p.d : 0, p.eps = eps;
   if (weight.defined()) p.w = weight.data(), p.ew = elt_of(weight.dtype());
   if (bias.defined()) p.b = bias.data(), p.eb = elt_of(bias.dtype());
-  launch_row_norm<NormKind::Layer>(p, x.dtype(), "layer_norm");
+  launch_row_norm<NormKind::Layer>(p, x.dtype(), "layer_norm", current_stream());
   return y;
 }
 
@@ -21,7 +21,7 @@ Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
   p.x = x.data(), p.y = y.data(), p.ex = elt_of(x.dtype());
   p.d = x.dim(-1), p.rows = p.d ? x.numel() / p.d : 0, p.eps = eps;
   if (weight.defined()) p.w = weight.data(), p.ew = elt_of(weight.dtype());
-  launch_row_norm<NormKind::Rms>(p, x.dtype(), "rms_norm");
+  launch_row_norm<NormKind::Rms>(p, x.dtype(), "rms_norm", current_stream());
   return y;
 }
 

@@ -62,9 +62,10 @@ Tensor patch_embed_3d(const Tensor& x, const Tensor& weight, const Tensor& bias,
   const i64 n = cols.numel();
   if (n > 0) {
     constexpr int kThreads = 256;
+    const cudaStream_t stream = current_stream();
     by_element_size(dtype_size(x.dtype()), [&](auto e) {
       using E = decltype(e);
-      patch_gather_kernel<E><<<grid_for(n, kThreads), kThreads>>>(static_cast<const E*>(x.data()),
+      patch_gather_kernel<E><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const E*>(x.data()),
                                                                   static_cast<E*>(cols.data()), c, f, h, w, pt, ph,
                                                                   pw, gh, gw, tokens, n);
     }, "patch_embed_3d");
@@ -80,9 +81,10 @@ Tensor unpatchify_3d(const Tensor& x, const Patch3& grid, const Patch3& patch, s
   const i64 n = y.numel();
   if (n == 0) return y;
   constexpr int kThreads = 256;
+  const cudaStream_t stream = current_stream();
   by_element_size(dtype_size(x.dtype()), [&](auto e) {
     using E = decltype(e);
-    unpatchify_kernel<E><<<grid_for(n, kThreads), kThreads>>>(static_cast<const E*>(x.data()),
+    unpatchify_kernel<E><<<grid_for(n, kThreads), kThreads, 0, stream>>>(static_cast<const E*>(x.data()),
                                                               static_cast<E*>(y.data()), channels, gf, gh, gw, pt,
                                                               ph, pw, n);
   }, "unpatchify_3d");

@@ -52,7 +52,8 @@ Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& 
   const bool vec = d % 8 == 0 && can_vec8(x.data(), x.dtype()) && can_vec8(y.data(), y.dtype()) &&
                    can_vec8(cos.data(), DType::F32) && can_vec8(sin.data(), DType::F32);
   constexpr int kThreads = 256;
-  rope_kernel<<<grid_for(vec ? n / 8 : n / 2, kThreads), kThreads>>>(x.data(), y.data(), elt_of(x.dtype()),
+  const cudaStream_t stream = current_stream();
+  rope_kernel<<<grid_for(vec ? n / 8 : n / 2, kThreads), kThreads, 0, stream>>>(x.data(), y.data(), elt_of(x.dtype()),
                                                                        cos.data_as<float>(), sin.data_as<float>(), s,
                                                                        h, d, n, vec);
   check_launch("apply_rope_interleaved");

@@ -102,9 +102,9 @@ __global__ void row_norm_kernel(RowNormArgs p) {
   }
 }
 
-// Fills vec, cached and the launch shape, then launches on the default stream.
+// Fills vec, cached and the launch shape, then launches on `stream`.
 template <NormKind K>
-void launch_row_norm(RowNormArgs p, DType dtype, const char* op) {
+void launch_row_norm(RowNormArgs p, DType dtype, const char* op, cudaStream_t stream) {
   if (p.rows == 0 || p.d == 0) return;
   p.vec = p.d % 8 == 0 && can_vec8(p.x, dtype) && can_vec8(p.y, dtype);
   constexpr i64 kMaxCacheBytes = 48 * 1024;  // the default dynamic shared memory limit
@@ -117,7 +117,7 @@ void launch_row_norm(RowNormArgs p, DType dtype, const char* op) {
   threads = threads < 32 ? 32 : (threads > 512 ? 512 : threads);
   if (p.rows > 0x7fffffff) throw UserError(std::string(op) + " (cuda): too many rows");
   row_norm_kernel<K><<<static_cast<unsigned>(p.rows), static_cast<unsigned>(threads),
-                       p.cached ? static_cast<std::size_t>(cache_bytes) : 0>>>(p);
+                       p.cached ? static_cast<std::size_t>(cache_bytes) : 0, stream>>>(p);
   check_launch(op);
 }
 

@@ -42,7 +42,8 @@ Tensor timestep_embedding(const Tensor& t, const TimestepEmbeddingParams& p) {
   const float neg_log_period = static_cast<float>(-std::log(double(p.max_period)));
   const float denom = static_cast<float>(half) - p.downscale_freq_shift;
   constexpr int kThreads = 256;
-  timestep_kernel<<<grid_for(n * p.dim, kThreads), kThreads>>>(t.data(), elt_of(t.dtype()), y.data_as<float>(), n,
+  const cudaStream_t stream = current_stream();
+  timestep_kernel<<<grid_for(n * p.dim, kThreads), kThreads, 0, stream>>>(t.data(), elt_of(t.dtype()), y.data_as<float>(), n,
                                                                p.dim, neg_log_period, denom, p.scale,
                                                                p.flip_sin_to_cos);
   check_launch("timestep_embedding");

@@ -1,7 +1,8 @@
-// TokenRows construction and the cache of uploaded row tables (see token_rows.cuh).
+// TokenRows construction and the per-context cache of uploaded row tables (see token_rows.cuh).
 #include "ops/cuda/token_rows.cuh"
 
 #include <list>
+#include <memory>
 #include <mutex>
 
 namespace dattn::ops::cuda {
@@ -12,33 +13,52 @@ struct CachedTable {
   std::int32_t* device = nullptr;
 };
 
-// A few tables, most recently used first. An evicted table is freed with cudaFree, which waits for the
-// kernels that may still read it.
+// A few tables, most recently used first, in the context that uploaded them. An evicted table is freed
+// in the order of the context's stream, after the kernels queued there that may still read it.
 constexpr std::size_t kCachedTables = 4;
 
+struct TableCache final : RunContext::Extension {
+  cudaStream_t stream = nullptr;
+  std::mutex mutex;
+  std::list<CachedTable> tables;
+  ~TableCache() override {  // the context's stream has drained
+    for (CachedTable& t : tables) cudaFree(t.device);
+  }
+};
+constexpr char kCacheKey = 0;
+
 const std::int32_t* cached_upload(const std::vector<std::int32_t>& rows) {
-  static std::mutex mutex;
-  static std::list<CachedTable> cache;
-  const std::lock_guard<std::mutex> lock(mutex);
-  for (auto it = cache.begin(); it != cache.end(); ++it)
+  RunContext& context = current_context(Device::CUDA);
+  TableCache& cache = context.extension_or<TableCache>(&kCacheKey, [&] {
+    auto c = std::make_unique<TableCache>();
+    c->stream = static_cast<cudaStream_t>(context.stream());
+    return c;
+  });
+  const std::lock_guard<std::mutex> lock(cache.mutex);
+  auto& list = cache.tables;
+  for (auto it = list.begin(); it != list.end(); ++it)
     if (it->host == rows) {
-      cache.splice(cache.begin(), cache, it);
-      return cache.front().device;
+      list.splice(list.begin(), list, it);
+      return list.front().device;
     }
   CachedTable t;
   t.host = rows;
-  DATTN_CUDA_CHECK(cudaMalloc(&t.device, rows.size() * sizeof(std::int32_t)));
-  const cudaError_t err = cudaMemcpy(t.device, rows.data(), rows.size() * sizeof(std::int32_t), cudaMemcpyHostToDevice);
+  const std::size_t bytes = rows.size() * sizeof(std::int32_t);
+  DATTN_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&t.device), bytes, cache.stream));
+  // From the cached host copy, which lives as long as the device one (pageable: staged before return).
+  list.push_front(std::move(t));
+  const cudaError_t err =
+      cudaMemcpyAsync(list.front().device, list.front().host.data(), bytes, cudaMemcpyHostToDevice, cache.stream);
   if (err != cudaSuccess) {
-    cudaFree(t.device);
+    cudaFreeAsync(list.front().device, cache.stream);
+    list.pop_front();
     DATTN_CUDA_CHECK(err);
   }
-  cache.push_front(std::move(t));
-  if (cache.size() > kCachedTables) {
-    cudaFree(cache.back().device);
-    cache.pop_back();
+  if (list.size() > kCachedTables) {
+    cudaFreeAsync(list.back().device, cache.stream);
+    list.pop_back();
   }
-  return cache.front().device;
+  return list.front().device;
 }
 
 }  // namespace

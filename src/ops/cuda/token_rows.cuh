@@ -2,8 +2,9 @@
 // The row of params each token uses (TokenModulation::row_of_token, host memory) as the kernels see it.
 // Tokens come in long runs of one row (every token of a batch item with a scalar timestep; the first
 // frame and the rest with Wan2.2 TI2V), so up to kMaxRuns runs travel in the kernel's arguments: no
-// upload and no synchronisation. Longer tables are uploaded once and cached by content (the same table
-// serves every block of a forward and every step of a run).
+// upload and no synchronisation. Longer tables are uploaded once and cached by content in the current
+// run context (the same table serves every block of a forward and every step of a run); the table is
+// read by kernels on that context's stream.
 #include <cstdint>
 #include <vector>
 
@@ -28,7 +29,7 @@ struct TokenRows {
   }
 };
 
-// Runs when there are few, else the cached device copy (defined in token_rows.cu).
+// Runs when there are few, else the current context's cached device copy (defined in token_rows.cu).
 TokenRows token_rows(const std::vector<std::int32_t>& row_of_token);
 
 }  // namespace dattn::ops::cuda

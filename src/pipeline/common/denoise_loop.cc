@@ -3,13 +3,12 @@
 
 #include <string>
 
-#include "dattn/core/device_memory.h"
 #include "pipeline/common/stage_clock.h"
 
 namespace dattn::pipeline {
 
 Tensor denoise(const Denoiser& model, Scheduler& scheduler, Guidance& guidance, DenoiseInputs inputs,
-               const ProgressObserver& observer, Device device, std::vector<double>& step_ms) {
+               const ProgressObserver& observer, const RunContext& context, std::vector<double>& step_ms) {
   guidance.prepare(inputs.conditional, inputs.unconditional ? &*inputs.unconditional : nullptr);
   Tensor latents = std::move(inputs.latents);
   const int n = scheduler.num_inference_steps();
@@ -21,7 +20,7 @@ Tensor denoise(const Denoiser& model, Scheduler& scheduler, Guidance& guidance, 
     const Tensor velocity = guidance.velocity(model, latents, t, inputs.guidance_scale);
     latents = scheduler.step(velocity, i, latents);
     // The step's time is its device work's: wait for it (one stream synchronisation per step).
-    if (device == Device::CUDA) device_synchronize();
+    context.synchronize();
     step_ms.push_back(clock.ms());
     if (observer.on_step) observer.on_step(i, n, t, latents, step_ms.back());
   }

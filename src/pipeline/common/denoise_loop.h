@@ -3,6 +3,7 @@
 // the Denoiser), one scheduler step, all on the run device, so the latents never leave it between steps.
 #include <vector>
 
+#include "dattn/core/run_context.h"
 #include "dattn/models/denoiser.h"
 #include "dattn/pipeline/guidance.h"
 #include "dattn/pipeline/pipeline.h"
@@ -18,9 +19,9 @@ struct DenoiseInputs {
 };
 
 // Runs scheduler.num_inference_steps() steps (set_timesteps already called) and returns the final
-// latents (float32, run device). Each step's wall time (device work finished) goes to step_ms and to the
+// latents (float32, run device), on the context bound to the thread. Each step's wall time (device work finished) goes to step_ms and to the
 // observer; the observer's `cancelled` is asked before every step.
 Tensor denoise(const Denoiser& model, Scheduler& scheduler, Guidance& guidance, DenoiseInputs inputs,
-               const ProgressObserver& observer, Device device, std::vector<double>& step_ms);
+               const ProgressObserver& observer, const RunContext& context, std::vector<double>& step_ms);
 
 }  // namespace dattn::pipeline

@@ -1,12 +1,12 @@
 #pragma once
 // Peak memory per pipeline stage: host resident set (VmHWM, reset between stages through
-// /proc/self/clear_refs) and device memory held by dattn tensors (DeviceBuffer's high-water mark).
+// /proc/self/clear_refs) and device memory held by the tensors of the pipeline's run context.
 #include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <string>
 
-#include "dattn/core/device_memory.h"
+#include "dattn/core/run_context.h"
 #include "dattn/pipeline/pipeline.h"
 
 namespace dattn::pipeline {
@@ -29,21 +29,21 @@ inline std::int64_t host_peak_bytes() {
 // that is refused the peak stays cumulative, still an upper bound) and so is the device peak.
 class StageMemoryScope {
  public:
-  StageMemoryScope(std::string stage, Device device) : stage_(std::move(stage)), device_(device) {
+  StageMemoryScope(std::string stage, RunContext& context) : stage_(std::move(stage)), context_(context) {
     std::ofstream("/proc/self/clear_refs") << "5";
-    if (device_ == Device::CUDA) reset_device_peak();
+    if (context_.device() == Device::CUDA) context_.reset_peak();
   }
   StageMemory finish() const {
     StageMemory m;
     m.stage = stage_;
     m.peak_host_bytes = host_peak_bytes();
-    if (device_ == Device::CUDA) m.peak_device_bytes = static_cast<std::int64_t>(device_bytes_peak());
+    if (context_.device() == Device::CUDA) m.peak_device_bytes = static_cast<std::int64_t>(context_.bytes_peak());
     return m;
   }
 
  private:
   std::string stage_;
-  Device device_;
+  RunContext& context_;
 };
 
 }  // namespace dattn::pipeline

@@ -7,7 +7,7 @@
 #include <memory>
 #include <optional>
 
-#include "dattn/core/device_memory.h"
+#include "dattn/core/run_context.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
@@ -50,7 +50,10 @@ struct TextEncoder {
 class WanPipeline final : public Pipeline {
  public:
   WanPipeline(const std::string& dir, const PipelineOptions& options)
-      : info_(inspect_wan_pipeline(dir)), options_(options), class_name_("WanPipeline") {
+      : info_(inspect_wan_pipeline(dir)),
+        options_(options),
+        class_name_("WanPipeline"),
+        context_(RunContext::create(options.device, options.device_index)) {
     // Batched guidance measured faster on the H200 for Wan2.2-5B (bench/results/); see README.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Batched);
     (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
@@ -73,6 +76,7 @@ class WanPipeline final : public Pipeline {
     // is read: the blocks of a loaded transformer resolve the same way.
     attention_ = wan_attention_resolutions(info_.transformer, options_);
     if (options_.residency == Residency::Resident) {
+      const ContextScope bound(*context_);  // the weights are allocated on the pipeline's context
       StageTimes ignored;
       text_encoder_.acquire(ignored);
       transformer_.acquire(ignored);
@@ -83,12 +87,14 @@ class WanPipeline final : public Pipeline {
   const std::string& class_name() const override { return class_name_; }
   const std::string& model_dir() const override { return info_.dir; }
   const PipelineOptions& options() const override { return options_; }
+  RunContext& context() const override { return *context_; }
   std::vector<Resolution> attention() const override { return attention_; }
   void check(const GenerationRequest& request) const override { check_wan_request(info_, request); }
   Shape latent_shape(const GenerationRequest& request) const override { return wan_latent_shape(info_, request); }
 
   GenerationResult run(const GenerationRequest& request, const ProgressObserver& observer) override {
     check(request);
+    const ContextScope bound(*context_);
     const bool guidance = request.guidance_scale > 1.0;  // diffusers' do_classifier_free_guidance
     GenerationResult result;
     GenerationReport& report = result.report;
@@ -98,7 +104,7 @@ class WanPipeline final : public Pipeline {
     std::optional<Conditioning> negative;
     Conditioning prompt;
     {
-      const StageMemoryScope memory("text encoder", options_.device);
+      const StageMemoryScope memory("text encoder", *context_);
       encode_text(request, guidance, prompt, negative, report.stage_ms);
       report.stage_memory.push_back(memory.finish());
     }
@@ -108,13 +114,13 @@ class WanPipeline final : public Pipeline {
                                                            : seeded_gaussian(latent_shape(request), request.seed);
     Tensor latents;
     {
-      const StageMemoryScope memory("denoising", options_.device);
+      const StageMemoryScope memory("denoising", *context_);
       latents = denoise(request, noise, std::move(prompt), std::move(negative), observer, report);
       report.stage_memory.push_back(memory.finish());
     }
     result.final_latents = latents.to(Device::CPU);
     {
-      const StageMemoryScope memory("vae decode", options_.device);
+      const StageMemoryScope memory("vae decode", *context_);
       result.frames = decode(result.final_latents, report.stage_ms);
       report.stage_memory.push_back(memory.finish());
     }
@@ -139,7 +145,7 @@ class WanPipeline final : public Pipeline {
     prompt = embed(request.prompt);
     if (guidance) negative = embed(request.negative_prompt);
     // CUDA work is asynchronous: wait for it so its time is this stage's, not the next one's.
-    if (options_.device == Device::CUDA) device_synchronize();
+    context_->synchronize();
     times.emplace_back("text encoding", clock.ms());
     // PerStage: the encoder (umT5-XXL: 11 GiB in bf16) is released when `text` goes, before the
     // transformer is loaded; only the embeddings stay.
@@ -154,7 +160,7 @@ class WanPipeline final : public Pipeline {
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_);
     pipeline::DenoiseInputs inputs{ops_ready(noise), std::move(prompt), std::move(negative), request.guidance_scale};
-    Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, options_.device,
+    Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
                                        report.step_ms);
     report.stage_ms.emplace_back("denoising", clock.ms());
     return latents;
@@ -189,6 +195,7 @@ class WanPipeline final : public Pipeline {
   std::string class_name_;
   GuidanceMode guidance_mode_ = GuidanceMode::Sequential;
   std::vector<Resolution> attention_;
+  std::shared_ptr<RunContext> context_;
   ComponentSlot<TextEncoder> text_encoder_;
   ComponentSlot<WanTransformer> transformer_;
   ComponentSlot<WanVae> vae_;

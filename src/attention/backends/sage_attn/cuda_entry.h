@@ -4,11 +4,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "attention/kernels/kernel_choice.h"
 #include "dattn/attention/problem.h"
 
 namespace dattn::sage {
 
-enum class SageKernel { Auto, Portable, Hopper };
+using SageKernel = KernelChoice;  // the backend's `kernel` extra
 
 // sage_attention_cuda(problem, kernel) (cuda/sage_cuda.h); a build without CUDA throws.
 void sage_attention_cuda_entry(const AttentionProblem& problem, SageKernel kernel);

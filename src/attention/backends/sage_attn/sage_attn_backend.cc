@@ -5,6 +5,7 @@
 
 #include "attention/backends/backends.h"
 #include "attention/backends/cuda_status.h"
+#include "attention/kernels/kernel_choice.h"
 #include "attention/backends/surface_checks.h"
 #include "attention/backends/sage_attn/cpu_sage.h"
 #ifdef DATTN_WITH_CUDA
@@ -42,10 +43,14 @@ class SageAttnBackend final : public AttentionBackend {
 
   SupportSurface surface(Device) const override { return {{DType::BF16, DType::F16}, "64, 128", "key padding"}; }
 
-  void run(const AttentionProblem& problem, const nlohmann::json&, Device device) const override {
+  std::vector<ExtraKey> extra_keys() const override { return {kernel_extra_key()}; }
+
+  void run(const AttentionProblem& problem, const nlohmann::json& extra, Device device) const override {
+    const KernelChoice kernel = kernel_choice(extra);
+    check_kernel_choice_on(kernel, device, name());
     if (device == Device::CUDA) {
 #ifdef DATTN_WITH_CUDA
-      sage::sage_attention_cuda(problem);
+      sage::sage_attention_cuda(problem, kernel);
       return;
 #else
       throw UserError("SAGE_ATTN cannot run on cuda: " + cuda_kernel_missing(name()).reason);

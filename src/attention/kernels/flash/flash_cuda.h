@@ -2,6 +2,7 @@
 // FLASH_ATTN on CUDA (sm_80+): the FlashAttention-2 forward kernel (mma.sync, cp.async), for host code
 // that must not include CUDA headers. Compiled only in CUDA builds (flash_fwd_launch.cu).
 #include "attention/kernels/device_key_blocks.h"
+#include "attention/kernels/kernel_choice.h"
 #include "dattn/attention/backend.h"
 #include "dattn/attention/problem.h"
 
@@ -13,8 +14,9 @@ namespace dattn::flash {
 Support flash_cuda_supports(const AttentionShape& shape, int compute_capability);
 
 // Runs a validated problem whose shape flash_cuda_supports accepted; q/k/v/out (and key_mask) are device
-// memory, the launch is asynchronous on problem.stream. Throws std::runtime_error on a CUDA failure.
-void flash_attention_cuda(const AttentionProblem& problem);
+// memory, the launch is asynchronous on problem.stream (nullptr: the current context's). `kernel` is the
+// backend's `kernel` extra (kernel_choice.h). Throws std::runtime_error on a CUDA failure.
+void flash_attention_cuda(const AttentionProblem& problem, KernelChoice kernel = KernelChoice::Auto);
 
 // SPARSE_BLOCK on the portable kernel: whether it runs `shape` with blocks of `block_size` rows/keys
 // (64 or 128; otherwise as flash_cuda_supports).

@@ -14,6 +14,7 @@
 #include "attention/kernels/flash/hopper/flash_hopper.h"
 #include "attention/kernels/device_key_blocks.h"
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 #include "dattn/core/error.h"
 
 namespace dattn::flash {
@@ -137,7 +138,7 @@ void fill_params(const AttentionProblem& problem, FlashParams& params, const cha
 class KeyLengths {
  public:
   KeyLengths(const AttentionProblem& problem, FlashParams& params)
-      : stream_(static_cast<cudaStream_t>(problem.stream)) {
+      : stream_(dattn::cuda::stream_or_current(problem.stream)) {
     if (problem.key_lengths.empty()) return;
     std::vector<int> lengths(problem.key_lengths.begin(), problem.key_lengths.end());
     if (problem.shape.batch <= cuda_impl::kInlineLengths) {
@@ -181,14 +182,14 @@ Support flash_cuda_supports(const AttentionShape& shape, int compute_capability)
   return Support::yes();
 }
 
-void flash_attention_cuda(const AttentionProblem& problem) {
+void flash_attention_cuda(const AttentionProblem& problem, KernelChoice kernel) {
   const AttentionShape& sh = problem.shape;
   if (sh.batch == 0 || sh.seq_q == 0 || sh.heads_q == 0) return;  // nothing to write
-  if (flash_hopper_handles(problem)) return flash_attention_hopper(problem);  // sm_90a wgmma/TMA kernel
+  if (flash_hopper_handles(problem, kernel)) return flash_attention_hopper(problem);  // sm_90a wgmma/TMA kernel
   FlashParams params;
   fill_params(problem, params, "FLASH_ATTN (cuda)");
   const KeyLengths lengths(problem, params);
-  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   const int batch = static_cast<int>(sh.batch), head_dim = static_cast<int>(sh.head_dim);
   if (sh.dtype == DType::BF16)
     run_sm80<__nv_bfloat16>(params, head_dim, batch, stream);
@@ -218,7 +219,7 @@ void flash_attention_cuda_sparse(const AttentionProblem& problem, const sparse::
   params.query_blocks = blocks.query_blocks;
   params.key_blocks = blocks.key_blocks;
   const KeyLengths lengths(problem, params);
-  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   const int batch = static_cast<int>(sh.batch), head_dim = static_cast<int>(sh.head_dim);
   const bool bf16 = sh.dtype == DType::BF16;
   if (bs == 128) {

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 
 namespace dattn::umt5::cuda {
 namespace {
@@ -63,15 +64,16 @@ void build_attention_mask(float* out, const float* table, const std::int32_t* bu
   const std::int64_t total = batch * heads * seq * seq;
   if (total == 0) return;
   constexpr int kThreads = 256;
+  const cudaStream_t stream = dattn::cuda::current_stream();
   const bool vec = seq % 4 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   const std::int64_t work = vec ? total / 4 : total;
   // Enough blocks to fill the GPU several times over; the grid-stride loop covers the rest.
   const std::int64_t want = (work + kThreads - 1) / kThreads;
   const unsigned blocks = static_cast<unsigned>(want < 65536 ? want : 65536);
   if (vec)
-    mask_kernel4<<<blocks, kThreads>>>(reinterpret_cast<float4*>(out), table, buckets, key_valid, heads, seq, work);
+    mask_kernel4<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<float4*>(out), table, buckets, key_valid, heads, seq, work);
   else
-    mask_kernel<<<blocks, kThreads>>>(out, table, buckets, key_valid, heads, seq, work);
+    mask_kernel<<<blocks, kThreads, 0, stream>>>(out, table, buckets, key_valid, heads, seq, work);
   DATTN_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -3,8 +3,6 @@
 // descriptors and the algorithm are made once per geometry and cached (plan once, run many).
 #include <cudnn.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "dattn/core/device_memory.h"
+#include "dattn/core/run_context.h"
 #include "models/wan_vae/cuda/conv.h"
 #include "models/wan_vae/cuda/kernels.h"
 #include "ops/cuda/common.cuh"
@@ -49,38 +48,38 @@ struct Plan {
   }
 };
 
-// Process-wide cuDNN state, on the default stream (as every other op). Never destroyed: the CUDA
-// context may be gone at exit.
-struct State {
+// The cuDNN state of one run context, its handle bound to the context's stream; destroyed with the
+// context, after its stream has drained.
+struct State final : RunContext::Extension {
   cudnnHandle_t handle = nullptr;
   std::mutex mutex;
   std::map<Key, std::unique_ptr<Plan>> plans;
+  ~State() override {
+    plans.clear();
+    if (handle) cudnnDestroy(handle);
+  }
 };
+constexpr char kStateKey = 0;
 
 State& state() {
-  static State* s = [] {
-    auto* st = new State;
+  RunContext& context = current_context(Device::CUDA);
+  return context.extension_or<State>(&kStateKey, [&] {
+    auto st = std::make_unique<State>();
     const cudnnStatus_t status = cudnnCreate(&st->handle);
     if (status != CUDNN_STATUS_SUCCESS)
       throw std::runtime_error(std::string("wan_vae: cudnnCreate failed: ") + cudnnGetErrorString(status) +
                                " (is libcudnn 9 installed with all its sub-libraries, and a GPU visible?)");
+    const cudnnStatus_t bound = cudnnSetStream(st->handle, static_cast<cudaStream_t>(context.stream()));
+    if (bound != CUDNN_STATUS_SUCCESS)
+      throw std::runtime_error(std::string("wan_vae: cudnnSetStream failed: ") + cudnnGetErrorString(bound));
     return st;
-  }();
-  return *s;
+  });
 }
 
 // Whether an algorithm result may be used: it ran (or the heuristic says it can) and uses TF32 only
 // where allowed.
 bool acceptable(const cudnnConvolutionFwdAlgoPerf_t& p, const ConvGeometry& g) {
   return p.status == CUDNN_STATUS_SUCCESS && (g.tf32 || p.mathType == CUDNN_FMA_MATH);
-}
-
-bool verbose() {
-  static const bool on = [] {
-    const char* v = std::getenv("DATTN_WAN_VAE_CONV_VERBOSE");
-    return v && *v && std::string(v) != "0";
-  }();
-  return on;
 }
 
 std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
@@ -145,10 +144,6 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
   DATTN_CUDNN(cudnnSetConvolutionMathType(p->conv, results[best].mathType), g);
   p->algo = results[best].algo;
   p->workspace = workspace[best];
-  if (verbose())
-    std::fprintf(stderr, "[wan_vae cudnn] %s: algo %d math %d workspace %zu MiB;%s\n", describe(g).c_str(),
-                 static_cast<int>(p->algo), static_cast<int>(results[best].mathType), p->workspace >> 20,
-                 tried.c_str());
   return p;
 }
 

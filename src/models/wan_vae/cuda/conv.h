@@ -14,13 +14,14 @@ struct ConvGeometry {
 };
 
 // y [frames_in - kt + 1, h, w, cout] = conv(x [frames_in, h, w, cin], weight [cout, kt, k, k, cin]) + bias[cout].
-// Device pointers, float32, asynchronous on the default stream. The algorithm is chosen once per geometry
-// (cudnnGetConvolutionForwardAlgorithm_v7) and cached; the workspace comes from the device pool per call.
-// DATTN_WAN_VAE_CONV_VERBOSE=1 prints each geometry's choice and candidates on stderr. Throws
-// std::runtime_error naming the cuDNN call, its status and the geometry when cuDNN fails.
+// Device pointers, float32, asynchronous on the current run context's stream, with that context's cuDNN
+// handle. The algorithm is chosen once per geometry and context (cudnnGetConvolutionForwardAlgorithm_v7)
+// and cached; the workspace comes from the device pool per call. Throws std::runtime_error naming the
+// cuDNN call, its status and the geometry when cuDNN fails (a geometry with no usable algorithm lists
+// every candidate the heuristic offered).
 void conv3d(const ConvGeometry& g, const float* x, const float* weight, const float* bias, float* y);
 
-// Number of geometries planned so far (for tests and benchmarks).
+// Number of geometries the current context planned so far (for tests and benchmarks).
 std::size_t conv_plan_count();
 
 // The largest workspace a convolution algorithm may take: faster algorithms needing more are skipped,

@@ -28,11 +28,12 @@ __global__ void bias_kernel(float* y, const float* bias, i64 n, int c) {
 void add_inplace(float* a, const float* b, i64 n) {
   if (n == 0) return;
   constexpr int kThreads = 256;
+  const cudaStream_t stream = dattn::cuda::current_stream();
   if (n % 4 == 0 && reinterpret_cast<std::uintptr_t>(a) % 16 == 0 && reinterpret_cast<std::uintptr_t>(b) % 16 == 0)
-    add_vec4<<<ops::cuda::grid_for(n / 4, kThreads), kThreads>>>(reinterpret_cast<float4*>(a),
+    add_vec4<<<ops::cuda::grid_for(n / 4, kThreads), kThreads, 0, stream>>>(reinterpret_cast<float4*>(a),
                                                                  reinterpret_cast<const float4*>(b), n / 4);
   else
-    add_scalar<<<ops::cuda::grid_for(n, kThreads), kThreads>>>(a, b, n);
+    add_scalar<<<ops::cuda::grid_for(n, kThreads), kThreads, 0, stream>>>(a, b, n);
   ops::cuda::check_launch("wan_vae add");
 }
 
@@ -40,16 +41,17 @@ void add_bias(float* y, const float* bias, i64 pixels, int c) {
   const i64 n = pixels * c;
   if (n == 0) return;
   constexpr int kThreads = 256;
-  bias_kernel<<<ops::cuda::grid_for(n, kThreads), kThreads>>>(y, bias, n, c);
+  const cudaStream_t stream = dattn::cuda::current_stream();
+  bias_kernel<<<ops::cuda::grid_for(n, kThreads), kThreads, 0, stream>>>(y, bias, n, c);
   ops::cuda::check_launch("wan_vae conv bias");
 }
 
 void copy_async(void* dst, const void* src, std::size_t bytes) {
-  if (bytes) DATTN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, nullptr));
+  if (bytes) DATTN_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, dattn::cuda::current_stream()));
 }
 
 void fill_async(void* dst, int byte, std::size_t bytes) {
-  if (bytes) DATTN_CUDA_CHECK(cudaMemsetAsync(dst, byte, bytes, nullptr));
+  if (bytes) DATTN_CUDA_CHECK(cudaMemsetAsync(dst, byte, bytes, dattn::cuda::current_stream()));
 }
 
 }  // namespace dattn::wan_vae::gpu

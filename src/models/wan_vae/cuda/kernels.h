@@ -1,8 +1,8 @@
 #pragma once
 // Launchers of the Wan VAE decoder's own CUDA kernels (the convolutions are in conv.h, the attention's
 // matrix products go through ops/cuda/gemm.h). Plain C++: the layer code that calls them compiles without
-// the CUDA toolkit's headers. Every launcher is asynchronous on the default stream and reports a bad
-// launch at once; activations are float32, frame-major and channels-last: [frames, height, width, C].
+// the CUDA toolkit's headers. Every launcher is asynchronous on the current run context's stream and
+// reports a bad launch at once; activations are float32, frame-major and channels-last: [frames, height, width, C].
 #include <cstddef>
 #include <cstdint>
 
@@ -40,7 +40,7 @@ void softmax_rows(float* s, i64 rows, i64 cols, float scale);
 void unpatchify_clamp(const float* chunk, float* video, i64 n, i64 h, i64 w, int patch, i64 channels, i64 frames,
                       i64 b, i64 t0);
 
-// Stream-ordered copies and fills on the default stream (device memory, or pinned/pageable host for copies).
+// Stream-ordered copies and fills on the current context's stream (device memory, or pinned/pageable host for copies).
 void copy_async(void* dst, const void* src, std::size_t bytes);
 void fill_async(void* dst, int byte, std::size_t bytes);
 

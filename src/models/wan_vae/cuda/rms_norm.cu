@@ -59,13 +59,14 @@ __global__ void rms_norm_scalar(const float* x, float* y, const float* gain, i64
 void rms_norm(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
   if (pixels == 0 || c == 0) return;
   constexpr int kThreads = 256;
+  const cudaStream_t stream = dattn::cuda::current_stream();
   const unsigned blocks = ops::cuda::grid_for(pixels * 32, kThreads);
   const bool vec = c % 4 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
                    reinterpret_cast<std::uintptr_t>(y) % 16 == 0 && reinterpret_cast<std::uintptr_t>(gain) % 16 == 0;
   if (vec)
-    rms_norm_vec4<<<blocks, kThreads>>>(x, y, gain, pixels, c, silu);
+    rms_norm_vec4<<<blocks, kThreads, 0, stream>>>(x, y, gain, pixels, c, silu);
   else
-    rms_norm_scalar<<<blocks, kThreads>>>(x, y, gain, pixels, c, silu);
+    rms_norm_scalar<<<blocks, kThreads, 0, stream>>>(x, y, gain, pixels, c, silu);
   ops::cuda::check_launch("wan_vae rms_norm");
 }
 

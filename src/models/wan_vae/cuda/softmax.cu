@@ -45,8 +45,9 @@ __global__ void softmax_kernel(float* s, i64 rows, i64 cols, float scale) {
 void softmax_rows(float* s, i64 rows, i64 cols, float scale) {
   if (rows == 0 || cols == 0) return;
   constexpr int kThreads = 512;
+  const cudaStream_t stream = dattn::cuda::current_stream();
   const unsigned blocks = static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
-  softmax_kernel<<<blocks, kThreads>>>(s, rows, cols, scale);
+  softmax_kernel<<<blocks, kThreads, 0, stream>>>(s, rows, cols, scale);
   ops::cuda::check_launch("wan_vae attention softmax");
 }
 

@@ -27,7 +27,8 @@ void unpatchify_clamp(const float* chunk, float* video, i64 n, i64 h, i64 w, int
   const i64 total = channels * n * h * patch * w * patch;
   if (total == 0) return;
   constexpr int kThreads = 256;
-  unpatchify_kernel<<<ops::cuda::grid_for(total, kThreads), kThreads>>>(chunk, video, n, h, w, patch, channels, frames,
+  const cudaStream_t stream = dattn::cuda::current_stream();
+  unpatchify_kernel<<<ops::cuda::grid_for(total, kThreads), kThreads, 0, stream>>>(chunk, video, n, h, w, patch, channels, frames,
                                                                         b, t0);
   ops::cuda::check_launch("wan_vae unpatchify");
 }

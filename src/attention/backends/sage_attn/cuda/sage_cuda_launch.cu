@@ -3,8 +3,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +13,7 @@
 #include "attention/backends/sage_attn/cuda/sage_quant_cuda.h"
 #include "attention/backends/sage_attn/sage_quant.h"
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 #include "dattn/core/error.h"
 
 namespace dattn::sage {
@@ -28,7 +27,7 @@ std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
 // The quantized operands and the quantization scratch in one stream-ordered allocation.
 class Workspace {
  public:
-  explicit Workspace(const AttentionProblem& problem) : stream_(static_cast<cudaStream_t>(problem.stream)) {
+  explicit Workspace(const AttentionProblem& problem) : stream_(dattn::cuda::stream_or_current(problem.stream)) {
     const AttentionShape& sh = problem.shape;
     SageBuffers& s = buffers_;
     s.batch = static_cast<int>(sh.batch);
@@ -90,17 +89,6 @@ class Workspace {
 
 }  // namespace
 
-SageKernel sage_kernel_from_env() {
-  static const SageKernel choice = [] {
-    const char* v = std::getenv("DATTN_SAGE_KERNEL");
-    if (!v || !*v || std::strcmp(v, "auto") == 0) return SageKernel::Auto;
-    if (std::strcmp(v, "portable") == 0) return SageKernel::Portable;
-    if (std::strcmp(v, "hopper") == 0) return SageKernel::Hopper;
-    throw UserError(std::string("DATTN_SAGE_KERNEL='") + v + "': expected portable, hopper or auto");
-  }();
-  return choice;
-}
-
 Support sage_cuda_supports(const AttentionShape& shape, int cc) {
   if (cc < 80)
     return Support::no("needs compute capability 8.0 or newer (found " + std::to_string(cc / 10) + "." +
@@ -124,14 +112,15 @@ void sage_attention_cuda(const AttentionProblem& problem, SageKernel kernel) {
   if (sh.batch == 0 || sh.seq_q == 0 || sh.heads_q == 0) return;
   const bool hopper_ok = cuda_impl::sage_hopper_supports(problem);
   if (kernel == SageKernel::Hopper && !hopper_ok)
-    throw UserError("SAGE_ATTN (cuda): the Hopper kernel was required (DATTN_SAGE_KERNEL=hopper) but cannot run " +
+    throw UserError("SAGE_ATTN (cuda): the Hopper kernel was required (extra kernel 'hopper') but cannot run " +
                     sh.describe() + " on this device (needs sm_90, key lengths not a key mask, aligned output)");
   const Workspace ws(problem);
   cuda_impl::sage_quantize_cuda(problem, ws.buffers(), ws.scratch());
   if (hopper_ok && kernel != SageKernel::Portable)
     cuda_impl::sage_attend_hopper(ws.buffers(), problem);
   else
-    cuda_impl::sage_attend_portable(ws.buffers(), problem.out, sh.dtype == DType::F16, problem.stream);
+    cuda_impl::sage_attend_portable(ws.buffers(), problem.out, sh.dtype == DType::F16,
+                                    dattn::cuda::stream_or_current(problem.stream));
 }
 
 void sage_quantize_only_cuda(const AttentionProblem& problem) {
@@ -143,7 +132,7 @@ SageQuantized sage_quantize_download_cuda(const AttentionProblem& problem) {
   const Workspace ws(problem);
   cuda_impl::sage_quantize_cuda(problem, ws.buffers(), ws.scratch());
   const SageBuffers& s = ws.buffers();
-  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   const std::size_t bq = std::size_t(s.batch) * s.heads_q, bkv = std::size_t(s.batch) * s.heads_kv, D = s.head_dim;
   SageQuantized h;
   h.seq_q_pad = s.seq_q_pad;

@@ -17,6 +17,7 @@
 #include "attention/backends/sage_attn/cuda/sage_quant_cuda.h"
 #include "attention/backends/sage_attn/sage_quant.h"
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 
 namespace dattn::sage::cuda_impl {
 namespace {
@@ -275,7 +276,7 @@ Scratch carve(const SageBuffers& s, void* scratch) {
 
 template <typename T, int D>
 void run(const AttentionProblem& problem, const SageBuffers& s, void* scratch) {
-  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   const Scratch w = carve(s, scratch);
   const unsigned bh_kv = static_cast<unsigned>(s.batch * s.heads_kv), bh_q = static_cast<unsigned>(s.batch * s.heads_q);
   const T* q = static_cast<const T*>(problem.q);

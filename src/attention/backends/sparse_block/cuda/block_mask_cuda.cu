@@ -18,6 +18,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -30,6 +32,7 @@
 #include "attention/backends/sparse_block/cuda/mask_score_select_kernels.cuh"
 #include "attention/backends/sparse_block/cuda/warp_score_select.h"
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 #include "dattn/core/error.h"
 
 namespace dattn::sparse {
@@ -92,6 +95,26 @@ DeviceKeyBlocks DeviceBlockMask::view() const {
   return v;
 }
 
+namespace {
+
+// The select kernel's static shared memory on a device (fixed per device: one lookup per index).
+std::size_t select_static_smem(int device) {
+  constexpr int kMaxDevices = 64;
+  static std::array<std::atomic<std::size_t>, kMaxDevices> bytes{};  // 0: not looked up yet
+  if (device < 0 || device >= kMaxDevices)
+    throw std::runtime_error("SPARSE_BLOCK (cuda): device index " + std::to_string(device) + " out of range");
+  std::size_t n = bytes[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+  if (n == 0) {
+    cudaFuncAttributes attr{};
+    DATTN_CUDA_CHECK(cudaFuncGetAttributes(&attr, select_kernel));
+    n = attr.sharedSizeBytes + 1;  // stored + 1 so that 0 bytes is distinguishable from "not yet"
+    bytes[static_cast<std::size_t>(device)].store(n, std::memory_order_relaxed);
+  }
+  return n - 1;
+}
+
+}  // namespace
+
 DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockMaskOptions& options,
                                          bool with_mask_order, MaskKernels kernels) {
   const AttentionShape& sh = p.shape;
@@ -114,20 +137,16 @@ DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockM
   check_limit(rows <= INT_MAX && B * sh.heads_q <= INT_MAX && sh.seq_q <= INT_MAX && sh.seq_k <= INT_MAX &&
                   sh.heads_q * sh.head_dim <= INT_MAX && (nqb + kTile - 1) / kTile <= 65535,
               sh.describe() + " is too large");
-  const auto stream = static_cast<cudaStream_t>(p.stream);
+  const auto stream = dattn::cuda::stream_or_current(p.stream);
 
   int padded = 1;
   while (padded < nkb) padded *= 2;
   const int threads = std::clamp(padded / 2, 32, kMaxSelectThreads);
   const std::size_t dyn_smem = std::size_t(padded) * sizeof(u64);
   {  // one CTA sorts a row in shared memory: the device must offer that much
-    static const std::size_t static_smem = [] {
-      cudaFuncAttributes attr{};
-      DATTN_CUDA_CHECK(cudaFuncGetAttributes(&attr, select_kernel));
-      return attr.sharedSizeBytes;
-    }();
     int device = 0, optin = 0;
     DATTN_CUDA_CHECK(cudaGetDevice(&device));
+    const std::size_t static_smem = select_static_smem(device);
     DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     check_limit(dyn_smem + static_smem <= std::size_t(optin),
                 std::to_string(nkb) + " key blocks need more shared memory than this device has");
@@ -137,7 +156,7 @@ DeviceBlockMask estimate_block_mask_cuda(const AttentionProblem& p, const BlockM
   }
 
   DeviceBlockMask mask;
-  mask.stream_ = p.stream;
+  mask.stream_ = dattn::cuda::stream_or_current(p.stream);
   mask.batch_ = B;
   mask.heads_ = sh.heads_q;
   mask.query_blocks_ = nqb;

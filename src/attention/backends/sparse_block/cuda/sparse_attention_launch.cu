@@ -16,6 +16,7 @@
 #include "attention/backends/sparse_block/cuda/block_mask_cuda.h"
 #include "attention/backends/sparse_block/cuda/sparse_cuda.h"
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 #include "dattn/core/error.h"
 
 namespace dattn::sparse {
@@ -49,7 +50,7 @@ __global__ void merge_half_blocks(DeviceKeyBlocks kb, int work_rows, int m_block
 
 void run_hopper(const AttentionProblem& problem, const DeviceKeyBlocks& kb) {
   const AttentionShape& sh = problem.shape;
-  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   const int m_blocks = static_cast<int>((sh.seq_q + kHopperRows - 1) / kHopperRows);
   if (kb.block_size == kHopperRows) {
     const flash::HopperTileLists lists{kb.blocks, kb.counts, kb.key_blocks, /*hidden_halves=*/false};
@@ -88,12 +89,12 @@ void sparse_attention_cuda(const AttentionProblem& problem, const DeviceKeyBlock
                     problem.shape.describe());
   if (problem.shape.batch == 0 || sq == 0 || problem.shape.heads_q == 0) return;
   // flash_hopper_handles: FLASH_ATTN's own choice for the same problem (shape, key lengths rather than
-  // a key mask, positive scale, alignment, DATTN_FLASH_KERNEL).
-  const bool use_hopper = kernel != SparseKernel::Portable && flash::flash_hopper_handles(problem);
+  // a key mask, positive scale, alignment).
+  const bool use_hopper = kernel != SparseKernel::Portable && flash::flash_hopper_handles(problem, KernelChoice::Auto);
   if (kernel == SparseKernel::Hopper && !use_hopper)
     throw UserError("SPARSE_BLOCK (cuda): the Hopper kernel cannot run " + problem.shape.describe() +
                     " here (needs sm_90, bf16/fp16, D=64 or 128, key lengths not a key mask, positive scale, "
-                    "16-byte aligned tensors, DATTN_FLASH_KERNEL not portable)");
+                    "16-byte aligned tensors)");
   if (use_hopper)
     run_hopper(problem, blocks);
   else

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 #include "dattn/core/error.h"
 
 namespace dattn::sdpa {
@@ -211,7 +212,7 @@ class StreamBuffer {
 
 void sdpa_attention_cuda(const AttentionProblem& pr) {
   const AttentionShape& sh = pr.shape;
-  const cudaStream_t stream = static_cast<cudaStream_t>(pr.stream);
+  const cudaStream_t stream = dattn::cuda::stream_or_current(pr.stream);
   Params prm{};
   prm.q = pr.q;
   prm.k = pr.k;

@@ -3,9 +3,9 @@
 // warp-specialised producer/consumer warpgroups, wgmma). Plain C++ header for host code; compiled
 // only in CUDA builds (flash_hopper_launch.cu). The portable launcher (flash_attention_cuda) hands
 // the problems it accepts to it on compute capability 9.0.
-//
-// DATTN_FLASH_KERNEL (read once per process): "portable" never uses this kernel, "hopper" requires
-// it (a problem it cannot run throws), unset / anything else: used wherever flash_hopper_handles().
+// The `kernel` extra of FLASH_ATTN (kernel_choice.h) decides whether it is used; hopper_tuning.h holds
+// the knobs benchmarks compare.
+#include "attention/kernels/kernel_choice.h"
 #include "dattn/attention/problem.h"
 
 namespace dattn::flash {
@@ -16,8 +16,9 @@ bool flash_hopper_supports(const AttentionShape& shape, int cc);
 
 // Whether flash_attention_cuda should run `problem` with the Hopper kernel on the current device:
 // the shape is supported, key padding (if any) is given as lengths (not a boolean key mask), the
-// scale is positive and the pointers are 16-byte aligned; DATTN_FLASH_KERNEL overrides (see above).
-bool flash_hopper_handles(const AttentionProblem& problem);
+// scale is positive and the pointers are 16-byte aligned. `choice` Portable: never; Hopper: required
+// (UserError naming the problem when it cannot run it).
+bool flash_hopper_handles(const AttentionProblem& problem, KernelChoice choice);
 
 // Block-sparse work (SPARSE_BLOCK): per work tile of 128 query rows, row r = (b * Hq + h) *
 // ceil(Sq / 128) + m_block, counts[r] key-tile entries at entries[r * stride ...] in ascending tile

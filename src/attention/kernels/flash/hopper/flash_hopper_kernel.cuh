@@ -10,7 +10,7 @@
 // atom row each), any Sq/Sk (TMA zero-fills rows past the end on load and clips them on store; keys
 // past the valid length are masked), grouped-query attention, key padding by per-batch lengths; batch
 // items without a valid key get zeros. Launched with one CTA per work tile, the same kernel is the
-// classic non-persistent grid (DATTN_FLASH_HOPPER_GRID=tiles, for comparison).
+// classic non-persistent grid (HopperTuning::persistent_grid = false, for comparison).
 // kWalk != Dense (SPARSE_BLOCK): each work tile visits only the key tiles of its list (HopperParams::
 // tile_entries, ascending), with per-warpgroup hidden 64-key halves for 64-row blocks; with every tile
 // listed it runs the dense kernel's exact sequence of operations.

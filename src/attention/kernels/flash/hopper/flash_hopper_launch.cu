@@ -1,20 +1,22 @@
-// FLASH_ATTN on Hopper: support predicate, kernel selection (DATTN_FLASH_KERNEL), TMA descriptors
-// (tma_encode.h) and launch.
+// FLASH_ATTN on Hopper: support predicate, kernel selection (the `kernel` extra), TMA descriptors
+// (tma_encode.h) and launch with the tuning knobs of hopper_tuning.h.
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "attention/kernels/flash/hopper/flash_hopper.h"
 #include "attention/kernels/flash/hopper/flash_hopper_kernel.cuh"
+#include "attention/kernels/flash/hopper/hopper_tuning.h"
 #include "attention/kernels/sm90/tma_encode.h"
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 #include "core/cuda/dependent_launch.cuh"
 #include "dattn/core/error.h"
 
@@ -23,21 +25,6 @@ namespace {
 
 using hopper::HopperConfig;
 using hopper::HopperParams;
-
-enum class Choice { Auto, Portable, Hopper };
-
-Choice env_choice() {
-  static const Choice choice = [] {
-    const char* v = std::getenv("DATTN_FLASH_KERNEL");
-    if (v && std::strcmp(v, "portable") == 0) return Choice::Portable;
-    if (v && std::strcmp(v, "hopper") == 0) return Choice::Hopper;
-    // A typo must not silently benchmark the wrong kernel.
-    if (v && *v && std::strcmp(v, "auto") != 0)
-      throw UserError(std::string("DATTN_FLASH_KERNEL='") + v + "': expected portable, hopper or auto");
-    return Choice::Auto;
-  }();
-  return choice;
-}
 
 int device_cc() {
   int device = 0, major = 0, minor = 0;
@@ -57,71 +44,26 @@ CUtensorMap make_map(const void* ptr, std::int64_t batch, std::int64_t seq, std:
   return hopper_tma::bshd16_map("FLASH_ATTN (hopper)", ptr, batch, seq, heads, D, fp16, rows);
 }
 
-// DATTN_FLASH_HOPPER_PINGPONG=0 turns off the ping-pong scheduling of the two consumer warpgroups
-// (read once). On by default: on an H200 it measured ~1% faster at B=2 S=4096 H=24 and ~5% at
-// S=2048; at S=11440 both variants spread over 590-675 TFLOP/s between runs.
-bool pingpong() {
-  static const bool on = [] {
-    const char* v = std::getenv("DATTN_FLASH_HOPPER_PINGPONG");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
-}
-
-// DATTN_FLASH_HOPPER_GRID=tiles launches one CTA per work tile instead of one persistent CTA per SM
-// (read once; for comparisons in the benchmark).
-bool persistent_grid() {
-  static const bool on = [] {
-    const char* v = std::getenv("DATTN_FLASH_HOPPER_GRID");
-    if (v && std::strcmp(v, "tiles") == 0) return false;
-    if (v && *v && std::strcmp(v, "persistent") != 0)
-      throw UserError(std::string("DATTN_FLASH_HOPPER_GRID='") + v + "': expected persistent or tiles");
-    return true;
-  }();
-  return on;
-}
-
-// DATTN_FLASH_HOPPER_RESCALE_THRESHOLD (log2 units, 0 to 15, default 8): how far a row max may grow
-// before the output accumulator is rescaled (0: on every growth, the classic online softmax).
-float rescale_threshold() {
-  static const float value = [] {
-    const char* v = std::getenv("DATTN_FLASH_HOPPER_RESCALE_THRESHOLD");
-    if (!v || !*v) return 8.f;
-    char* end = nullptr;
-    const float f = std::strtof(v, &end);
-    if (*end || !(f >= 0.f && f <= 15.f))
-      throw UserError(std::string("DATTN_FLASH_HOPPER_RESCALE_THRESHOLD='") + v + "': expected a number in [0, 15]");
-    return f;
-  }();
-  return value;
-}
-
-int sm_count() {
-  int device = 0, n = 0;
-  DATTN_CUDA_CHECK(cudaGetDevice(&device));
-  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+// SM count of a device index: constant for the process, kept per index (one lookup each).
+int sm_count(int device) {
+  constexpr int kMaxDevices = 64;
+  static std::array<std::atomic<int>, kMaxDevices> counts{};
+  if (device < 0 || device >= kMaxDevices)
+    throw std::runtime_error("FLASH_ATTN (hopper): device index " + std::to_string(device) + " out of range");
+  int n = counts[static_cast<std::size_t>(device)].load(std::memory_order_relaxed);
+  if (n == 0) {
+    DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device));
+    counts[static_cast<std::size_t>(device)].store(n, std::memory_order_relaxed);
+  }
   return n;
 }
 
-// Sparse walks are launched dependent on the kernel before them (the mask estimator's select, which
-// wrote the tile lists; the kernel waits for it before touching global memory), so their launch and
-// set-up overlap its tail. On an H200, SPARSE_BLOCK d = 0.1 (mask + kernel), 3 alternating rounds:
-// wan22_5b_self 0.371 / 0.365 / 0.376 ms against 0.375 / 0.388 / 0.370 without; flux_joint 0.107 /
-// 0.106 / 0.108 against 0.108 / 0.107 / 0.108. DATTN_SPARSE_PDL=0 launches them plainly (read once).
-bool sparse_dependent_launch() {
-  static const bool on = [] {
-    const char* v = std::getenv("DATTN_SPARSE_PDL");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
-}
-
 template <int kHeadDim, bool kFp16, bool kPingPong, hopper::KeyWalk kWalk>
-void launch(const HopperParams& params, dim3 grid, cudaStream_t stream) {
+void launch(const HopperParams& params, dim3 grid, cudaStream_t stream, bool dependent) {
   using Cfg = HopperConfig<kHeadDim>;
   const auto kernel = hopper::flash_hopper_kernel<kHeadDim, kFp16, kPingPong, kWalk>;
   DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  if (kWalk != hopper::KeyWalk::Dense && sparse_dependent_launch()) {
+  if (kWalk != hopper::KeyWalk::Dense && dependent) {
     cuda::launch_dependent(kernel, grid, dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, params);
   } else {
     kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
@@ -130,13 +72,14 @@ void launch(const HopperParams& params, dim3 grid, cudaStream_t stream) {
 }
 
 template <int kHeadDim, hopper::KeyWalk kWalk>
-void launch_dim(const HopperParams& params, dim3 grid, cudaStream_t stream, bool fp16) {
+void launch_dim(const HopperParams& params, dim3 grid, cudaStream_t stream, bool fp16, const HopperTuning& t) {
+  const bool dep = t.sparse_dependent_launch;
   if (fp16)
-    pingpong() ? launch<kHeadDim, true, true, kWalk>(params, grid, stream)
-               : launch<kHeadDim, true, false, kWalk>(params, grid, stream);
+    t.pingpong ? launch<kHeadDim, true, true, kWalk>(params, grid, stream, dep)
+               : launch<kHeadDim, true, false, kWalk>(params, grid, stream, dep);
   else
-    pingpong() ? launch<kHeadDim, false, true, kWalk>(params, grid, stream)
-               : launch<kHeadDim, false, false, kWalk>(params, grid, stream);
+    t.pingpong ? launch<kHeadDim, false, true, kWalk>(params, grid, stream, dep)
+               : launch<kHeadDim, false, false, kWalk>(params, grid, stream, dep);
 }
 
 }  // namespace
@@ -156,14 +99,13 @@ bool flash_hopper_supports(const AttentionShape& shape, int cc) {
   return true;
 }
 
-bool flash_hopper_handles(const AttentionProblem& problem) {
-  const Choice choice = env_choice();
-  if (choice == Choice::Portable) return false;
+bool flash_hopper_handles(const AttentionProblem& problem, KernelChoice choice) {
+  if (choice == KernelChoice::Portable) return false;
   const bool ok = flash_hopper_supports(problem.shape, device_cc()) && problem.key_mask == nullptr &&
                   problem.softmax_scale() > 0.f && aligned16(problem.q) && aligned16(problem.k) &&
                   aligned16(problem.v) && aligned16(problem.out);
-  if (!ok && choice == Choice::Hopper)
-    throw UserError("FLASH_ATTN (cuda): DATTN_FLASH_KERNEL=hopper but the Hopper kernel cannot run " +
+  if (!ok && choice == KernelChoice::Hopper)
+    throw UserError("FLASH_ATTN (cuda): extra kernel 'hopper' but the Hopper kernel cannot run " +
                     problem.shape.describe() + " on this device (needs sm_90, bf16/fp16, D=64 or 128, key lengths "
                     "not a key mask, positive scale)");
   return ok;
@@ -173,7 +115,7 @@ void flash_attention_hopper(const AttentionProblem& problem, const HopperTileLis
   const AttentionShape& sh = problem.shape;
   if (sh.batch == 0 || sh.seq_q == 0 || sh.heads_q == 0) return;
   const bool fp16 = sh.dtype == DType::F16;
-  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   // seq_k == 0: the kernel writes zeros without touching K/V; keep the maps valid with extent 1.
   const std::int64_t sk_map = sh.seq_k > 0 ? sh.seq_k : 1;
   HopperParams params{};
@@ -192,7 +134,8 @@ void flash_attention_hopper(const AttentionProblem& problem, const HopperTileLis
   params.heads_q = static_cast<int>(sh.heads_q);
   params.group = static_cast<int>(sh.heads_q / sh.heads_kv);
   params.batch = static_cast<int>(sh.batch);
-  params.rescale_threshold = rescale_threshold();
+  const HopperTuning tuning = hopper_tuning();
+  params.rescale_threshold = tuning.rescale_threshold;
   params.m_blocks = static_cast<int>((sh.seq_q + kBlockM - 1) / kBlockM);
   const std::int64_t total_tiles = std::int64_t(params.m_blocks) * sh.heads_q * sh.batch;
   if (total_tiles > 0x7fffffff) throw std::runtime_error("FLASH_ATTN (hopper): too many work tiles");
@@ -220,14 +163,16 @@ void flash_attention_hopper(const AttentionProblem& problem, const HopperTileLis
       params.key_lengths = lengths_dev;
     }
   }
-  static const int sms = sm_count();
-  const dim3 grid(static_cast<unsigned>(persistent_grid() ? std::min<std::int64_t>(total_tiles, sms) : total_tiles));
+  int device = 0;
+  DATTN_CUDA_CHECK(cudaGetDevice(&device));
+  const int sms = sm_count(device);
+  const dim3 grid(static_cast<unsigned>(tuning.persistent_grid ? std::min<std::int64_t>(total_tiles, sms) : total_tiles));
   using hopper::KeyWalk;
   const KeyWalk walk = !lists ? KeyWalk::Dense : lists->hidden_halves ? KeyWalk::ListedHalves : KeyWalk::Listed;
   const auto launch_walk = [&]<int kHeadDim>() {
-    if (walk == KeyWalk::Dense) launch_dim<kHeadDim, KeyWalk::Dense>(params, grid, stream, fp16);
-    if (walk == KeyWalk::Listed) launch_dim<kHeadDim, KeyWalk::Listed>(params, grid, stream, fp16);
-    if (walk == KeyWalk::ListedHalves) launch_dim<kHeadDim, KeyWalk::ListedHalves>(params, grid, stream, fp16);
+    if (walk == KeyWalk::Dense) launch_dim<kHeadDim, KeyWalk::Dense>(params, grid, stream, fp16, tuning);
+    if (walk == KeyWalk::Listed) launch_dim<kHeadDim, KeyWalk::Listed>(params, grid, stream, fp16, tuning);
+    if (walk == KeyWalk::ListedHalves) launch_dim<kHeadDim, KeyWalk::ListedHalves>(params, grid, stream, fp16, tuning);
   };
   if (D == 128)
     launch_walk.template operator()<128>();

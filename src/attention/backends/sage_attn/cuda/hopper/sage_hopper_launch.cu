@@ -12,6 +12,7 @@
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper.h"
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper_kernel.cuh"
 #include "core/cuda/check.cuh"
+#include "core/cuda/stream.cuh"
 
 namespace dattn::sage::cuda_impl {
 namespace {
@@ -83,7 +84,7 @@ void sage_attend_hopper(const SageBuffers& s, const AttentionProblem& problem) {
   const std::int64_t tiles = std::int64_t(p.m_blocks) * s.heads_q * s.batch;
   if (tiles > 0x7fffffff) throw std::runtime_error(std::string(kWho) + ": too many work tiles");
   p.total_tiles = static_cast<int>(tiles);
-  const auto stream = static_cast<cudaStream_t>(problem.stream);
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   if (D == 128)
     fp16 ? launch<128, true>(p, stream) : launch<128, false>(p, stream);
   else
