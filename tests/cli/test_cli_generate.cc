@@ -12,6 +12,7 @@
 #include "cli/cli_runner.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/io/safetensors.h"
+#include "support/feature_skip.h"
 #include "support/golden_dir.h"
 
 namespace dattn::testing {
@@ -69,6 +70,7 @@ TEST(CliGenerate, ReproducesTheGoldenPipeline) {
 }
 
 TEST(CliGenerate, SeededRunOnARandomPipelineWritesAnMp4) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
   const std::string model = temp_path("model"), out = temp_path("video.mp4");
   const std::string configs = golden(kPipeline);
   const CliResult made = run_dattn(
