@@ -1,6 +1,8 @@
 // html.unescape with Python's exact matching rules: the pattern
 //   &(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[^\t\n\f <&#;]{1,32};?)
 // scanned left to right over code points, each match replaced as _replace_charref does.
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 

@@ -12,6 +12,7 @@
 #include "dattn/io/safetensors.h"
 #include "dattn/io/video_reader.h"
 #include "dattn/io/video_writer.h"
+#include "support/feature_skip.h"
 
 namespace fs = std::filesystem;
 using namespace dattn;
@@ -84,6 +85,7 @@ TEST_F(VideoWriterTest, SafetensorsKeepsTheValuesExactly) {
 }
 
 TEST_F(VideoWriterTest, SinglePngReadsBackExactly) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
   const std::vector<double> v = pattern(1, 16, 24, true);
   // [1,F,H,W,3] as the pipeline returns it is accepted too.
   write_video(path("img.png"), Tensor::from_f64(v, {1, 1, 16, 24, 3}, DType::F32));
@@ -96,6 +98,7 @@ TEST_F(VideoWriterTest, SinglePngReadsBackExactly) {
 }
 
 TEST_F(VideoWriterTest, PngSequenceIsNumbered) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
   const std::vector<double> v = pattern(3, 8, 6, false);
   const std::vector<std::string> files = write_video(path("seq.png"), Tensor::from_f64(v, {3, 8, 6, 3}, DType::F64));
   ASSERT_EQ(files, (std::vector<std::string>{path("seq_0000.png"), path("seq_0001.png"), path("seq_0002.png")}));
@@ -110,6 +113,7 @@ TEST_F(VideoWriterTest, PngSequenceIsNumbered) {
 }
 
 TEST_F(VideoWriterTest, Mp4DecodesCloseToTheInput) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
   const std::int64_t F = 9, H = 64, W = 96;
   const std::vector<double> v = pattern(F, H, W, false);
   VideoWriteOptions options;
@@ -142,9 +146,6 @@ TEST_F(VideoWriterTest, UpFrontChecks) {
   fs::create_directories(path("folder.png"));
   expect_user_error([&] { check_output_path(path("folder.png")); }, "is a folder");
   expect_user_error([&] { check_output_path(path("v.gif")); }, "unsupported extension '.gif'");
-  VideoWriteOptions no_encoder;
-  no_encoder.h264_encoder = "no_such_h264";
-  expect_user_error([&] { check_output_path(path("v.mp4"), no_encoder); }, "no encoder 'no_such_h264'");
   expect_user_error([&] { check_frame_size(path("v.mp4"), 63, 96); }, "even height and width");
   EXPECT_NO_THROW(check_frame_size(path("v.png"), 63, 95));
   if (::geteuid() != 0) {  // root writes anywhere
@@ -156,7 +157,25 @@ TEST_F(VideoWriterTest, UpFrontChecks) {
   EXPECT_TRUE(fs::is_empty(dir_ / "folder.png"));
 }
 
+TEST_F(VideoWriterTest, MissingH264EncoderIsRefusedUpFront) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
+  VideoWriteOptions no_encoder;
+  no_encoder.h264_encoder = "no_such_h264";
+  expect_user_error([&] { check_output_path(path("v.mp4"), no_encoder); }, "no encoder 'no_such_h264'");
+}
+
+TEST_F(VideoWriterTest, WithoutFfmpegOnlySafetensorsIsWritten) {
+#ifdef DATTN_WITH_FFMPEG
+  GTEST_SKIP() << "built with FFmpeg: mp4 and png are written (the tests above)";
+#endif
+  expect_user_error([&] { check_output_path(path("v.mp4")); }, "built without FFmpeg");
+  expect_user_error([&] { check_output_path(path("v.png")); }, "built without FFmpeg");
+  EXPECT_NO_THROW(check_output_path(path("v.safetensors")));
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
 TEST_F(VideoWriterTest, BadFramesFailWithoutLeavingFiles) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
   expect_user_error([&] { write_video(path("a.png"), Tensor::zeros({2, 4, 4, 4}, DType::F32)); }, "[F,H,W,3]");
   expect_user_error([&] { write_video(path("a.png"), Tensor::zeros({2, 4, 4, 3}, DType::BF16)); }, "fp32 or fp64");
   expect_user_error([&] { write_video(path("a.mp4"), Tensor::zeros({2, 5, 4, 3}, DType::F32)); }, "even height");

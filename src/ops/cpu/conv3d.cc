@@ -148,7 +148,9 @@ void conv3d_frames(const Conv3dGeometry& g, const float* packed_weight, const fl
       }
       const i64 work = i64{g.cout} * npix * kslab * static_cast<i64>(taps.size());
       const bool parallel = threads > 1 && work >= kParallelMinFlops;
-      const auto [m_tiles, n_tiles] = parallel ? tile_grid(g.cout, npix, threads) : std::pair<i64, i64>{1, 1};
+      // Not a structured binding: the OpenMP region below uses both, and clang before 16 cannot capture one.
+      const std::pair<i64, i64> grid = parallel ? tile_grid(g.cout, npix, threads) : std::pair<i64, i64>{1, 1};
+      const i64 m_tiles = grid.first, n_tiles = grid.second;
       float* const c_band = out_frames[t] + i64{r0} * ow;
 
 #pragma omp parallel if (parallel)

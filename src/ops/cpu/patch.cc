@@ -9,7 +9,9 @@ namespace dattn::ops::cpu {
 
 Tensor patch_embed_3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Patch3& patch) {
   const std::int64_t b = x.dim(0), c = x.dim(1), f = x.dim(2), h = x.dim(3), w = x.dim(4);
-  const auto [pt, ph, pw] = patch;
+  // Plain variables, not a structured binding: the OpenMP region below uses them, and clang before 16
+  // cannot capture structured bindings (scripts/check-portability.sh compiles with clang 14).
+  const std::int64_t pt = patch[0], ph = patch[1], pw = patch[2];
   const std::int64_t gf = f / pt, gh = h / ph, gw = w / pw, tokens = gf * gh * gw;
   const std::int64_t k = c * pt * ph * pw, out_ch = weight.dim(0);
   F32View xv(x), wv(weight), bv(bias);
@@ -37,8 +39,9 @@ Tensor patch_embed_3d(const Tensor& x, const Tensor& weight, const Tensor& bias,
 
 Tensor unpatchify_3d(const Tensor& x, const Patch3& grid, const Patch3& patch, std::int64_t channels) {
   const std::int64_t b = x.dim(0);
-  const auto [gf, gh, gw] = grid;
-  const auto [pt, ph, pw] = patch;
+  // Plain variables for clang before 16, as in patch_embed_3d.
+  const std::int64_t gf = grid[0], gh = grid[1], gw = grid[2];
+  const std::int64_t pt = patch[0], ph = patch[1], pw = patch[2];
   const std::int64_t f = gf * pt, h = gh * ph, w = gw * pw;
   Tensor y = Tensor::empty({b, channels, f, h, w}, x.dtype());
   const std::size_t es = dtype_size(x.dtype());
