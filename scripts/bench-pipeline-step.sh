@@ -36,7 +36,7 @@ if [ -n "$old" ]; then
   "$here/bench-t2v.sh" --bin "$old" --model "$model" --steps "$steps" --out "$out/old" >"$out/old.log" 2>&1 || status=1
 fi
 for b in 1 2; do
-  "$fwd" --model "$model/transformer" --batch "$b" --timestep-per-token --iters 7 \
+  "$fwd" --model "$model/transformer" --batch "$b" --timestep-per-token true --iters 7 \
     --json "$out/forward-b$b.json" >"$out/forward-b$b.log" 2>&1 || status=1
 done
 python3 "$here/bench_pipeline_step_table.py" "$out" --out "$out/pipeline_step.md" || status=1

@@ -266,7 +266,7 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--dtype", o->dtype, "Transformer dtype: fp32, bf16 or fp16")->capture_default_str();
   app->add_option("--guidance", o->guidance,
                   "Classifier-free guidance strategy: batched (conditional and unconditional as one batch-2 "
-                  "forward) or sequential (two forwards); default: the model's faster one")
+                  "forward) or sequential (two forwards); default: the model's choice (Wan: sequential)")
       ->type_name("MODE");
   app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
   app->add_option("--validate-against", o->validate_against,

@@ -54,8 +54,9 @@ class WanPipeline final : public Pipeline {
         options_(options),
         class_name_("WanPipeline"),
         context_(RunContext::create(options.device, options.device_index)) {
-    // Batched guidance measured faster on the H200 for Wan2.2-5B (bench/results/); see README.
-    guidance_mode_ = options.guidance.value_or(GuidanceMode::Batched);
+    // Sequential by default: on the H200 at Wan2.2-5B size both strategies step in the same time (524.2
+    // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
+    guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
     text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, [this] {
       // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
