@@ -2,23 +2,9 @@
 #include "dattn/generate_report.h"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 namespace dattn::tool {
-
-std::int64_t host_peak_rss_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0) {
-      std::istringstream in(line.substr(6));
-      std::int64_t kib = -1;
-      in >> kib;  // the kernel reports "VmHWM:   123456 kB"
-      return kib < 0 ? -1 : kib * 1024;
-    }
-  return -1;
-}
 
 namespace {
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dattn/core/process_memory.h"
 #include "dattn/pipeline/pipeline.h"
 
 namespace dattn::tool {
@@ -28,8 +29,6 @@ struct GenerateReport {
   std::int64_t peak_host_bytes = -1;  // VmHWM; -1 when unknown
 };
 
-// The process's peak resident set (VmHWM in /proc/self/status) in bytes, or -1 when unavailable.
-std::int64_t host_peak_rss_bytes();
 
 std::string summary_text(const GenerateReport& r);
 nlohmann::json summary_json(const GenerateReport& r);

@@ -1,0 +1,14 @@
+#pragma once
+// The process's host memory as the kernel reports it.
+#include <cstdint>
+
+namespace dattn {
+
+// The peak resident set (VmHWM in /proc/self/status) in bytes, or -1 where /proc is not there.
+std::int64_t host_peak_rss_bytes();
+
+// Resets VmHWM to the current resident set ("5" to /proc/self/clear_refs, Linux >= 4.0); where that is
+// refused the peak stays cumulative, still an upper bound.
+void reset_host_peak_rss();
+
+}  // namespace dattn
