@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/cuda/device_info.h"
+#include "dattn/core/run_context.h"
 
 namespace dattn {
 
@@ -21,8 +22,12 @@ std::optional<Device> parse_device(std::string_view name) {
 #ifdef DATTN_WITH_CUDA
 bool built_with_cuda() { return true; }
 int cuda_device_count() { return cuda::device_count(); }
-int cuda_compute_capability() { return cuda::compute_capability(); }
-std::string cuda_device_summary() { return cuda::device_summary(); }
+namespace {
+// The device of the run context bound to this thread (device 0 when none is bound or none is visible).
+int current_cuda_device() { return cuda::device_count() > 0 ? current_context(Device::CUDA).device_index() : 0; }
+}  // namespace
+int cuda_compute_capability() { return cuda::compute_capability(current_cuda_device()); }
+std::string cuda_device_summary() { return cuda::device_summary(current_cuda_device()); }
 #else
 bool built_with_cuda() { return false; }
 int cuda_device_count() { return 0; }

@@ -15,9 +15,10 @@ std::optional<Device> parse_device(std::string_view name);
 bool built_with_cuda();
 // Number of CUDA devices visible at run time (0 without CUDA, a driver or a GPU).
 int cuda_device_count();
-// Compute capability of device 0 as major*10+minor (90 on Hopper); 0 without a device.
+// Compute capability of the current run context's device (run_context.h; device 0 when none is bound)
+// as major*10+minor (90 on Hopper); 0 without a device.
 int cuda_compute_capability();
-// "NVIDIA H200 (sm_90)" for device 0, or why there is none.
+// "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)" for that device, or why there is none.
 std::string cuda_device_summary();
 
 }  // namespace dattn

@@ -16,18 +16,18 @@ int device_count() {
   return n;
 }
 
-int compute_capability() {
-  if (device_count() == 0) return 0;
+int compute_capability(int device) {
+  if (device < 0 || device >= device_count()) return 0;
   int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) {
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
     cudaGetLastError();
     return 0;
   }
   return major * 10 + minor;
 }
 
-std::string device_summary() {
+std::string device_summary(int device) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
@@ -35,8 +35,9 @@ std::string device_summary() {
     return std::string("none (") + cudaGetErrorString(err) + ")";
   }
   if (n == 0) return "none (no CUDA device)";
+  if (device < 0 || device >= n) return "none (device " + std::to_string(device) + " of " + std::to_string(n) + ")";
   cudaDeviceProp p{};
-  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "unknown (cudaGetDeviceProperties failed)";
+  if (cudaGetDeviceProperties(&p, device) != cudaSuccess) return "unknown (cudaGetDeviceProperties failed)";
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %d SMs, %.1f GiB)%s", p.name, p.major, p.minor,
                 p.multiProcessorCount, p.totalGlobalMem / 1073741824.0,
