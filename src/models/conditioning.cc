@@ -14,19 +14,6 @@ const Tensor& Conditioning::at(const std::string& name) const {
   throw UserError("conditioning has no input '" + name + "' (present: " + (present.empty() ? "none" : present) + ")");
 }
 
-std::int64_t Conditioning::batch() const {
-  if (tensors.empty()) throw UserError("conditioning holds no inputs");
-  std::int64_t b = -1;
-  for (const auto& [name, t] : tensors) {
-    if (t.ndim() < 1) throw UserError("conditioning input '" + name + "' " + t.describe() + " has no batch dimension");
-    if (b >= 0 && t.dim(0) != b)
-      throw UserError("conditioning input '" + name + "' " + t.describe() + " has batch " + std::to_string(t.dim(0)) +
-                      ", the others " + std::to_string(b));
-    b = t.dim(0);
-  }
-  return b;
-}
-
 Tensor concat_batch(const Tensor& a, const Tensor& b) {
   const bool same_rest = a.ndim() >= 1 && a.ndim() == b.ndim() &&
                          Shape(a.shape().begin() + 1, a.shape().end()) == Shape(b.shape().begin() + 1, b.shape().end());

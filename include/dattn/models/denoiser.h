@@ -20,8 +20,6 @@ struct Conditioning {
 
   // The tensor called `name`; UserError naming the missing input and the ones present.
   const Tensor& at(const std::string& name) const;
-  // The common batch size (dimension 0) of the tensors; UserError when they disagree or there are none.
-  std::int64_t batch() const;
 };
 
 // [a; b] along dimension 0 for every name (both must hold the same names, shapes equal past dimension

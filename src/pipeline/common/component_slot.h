@@ -29,7 +29,6 @@ class ComponentSlot {
     if (residency_ == Residency::Resident) resident_ = component;
     return component;
   }
-  bool loaded() const { return resident_ != nullptr; }
 
  private:
   std::string name_;

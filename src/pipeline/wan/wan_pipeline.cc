@@ -160,7 +160,7 @@ class WanPipeline final : public Pipeline {
     report.attention = model->attention_resolutions();
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_);
-    pipeline::DenoiseInputs inputs{ops_ready(noise), std::move(prompt), std::move(negative), request.guidance_scale};
+    pipeline::DenoiseInputs inputs{latents_on_run_device(noise), std::move(prompt), std::move(negative), request.guidance_scale};
     Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
                                        report.step_ms);
     report.stage_ms.emplace_back("denoising", clock.ms());
@@ -179,7 +179,7 @@ class WanPipeline final : public Pipeline {
   }
 
   // The initial latents as float32 on the run device.
-  Tensor ops_ready(const Tensor& noise) const { return noise.to(DType::F32).to(options_.device); }
+  Tensor latents_on_run_device(const Tensor& noise) const { return noise.to(DType::F32).to(options_.device); }
 
   // What the transformer's layers will resolve to: the same declarations (roles, nominal shapes) the
   // Wan blocks resolve from when they are built.
