@@ -160,7 +160,8 @@ class WanPipeline final : public Pipeline {
     report.attention = model->attention_resolutions();
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_);
-    pipeline::DenoiseInputs inputs{latents_on_run_device(noise), std::move(prompt), std::move(negative), request.guidance_scale};
+    pipeline::DenoiseInputs inputs{latents_on_run_device(noise), std::move(prompt), std::move(negative),
+                                   request.guidance_scale};
     Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
                                        report.step_ms);
     report.stage_ms.emplace_back("denoising", clock.ms());
