@@ -74,12 +74,9 @@ if(DATTN_HAVE_CUDA)
   else()
     target_link_libraries(dattn_ops PRIVATE CUDA::cublasLt)
   endif()
+  target_link_libraries(dattn_ops PRIVATE dattn_cudnn)  # ops::CausalConv3d's convolutions (cmake/Cuda.cmake)
 endif()
 
 dattn_add_layer(models DEPS dattn_attention dattn_ops dattn_io dattn_text)
-target_link_libraries(dattn_models PRIVATE PkgConfig::OPENBLAS)  # the CPU Wan VAE's GEMMs
-if(DATTN_HAVE_CUDA)
-  target_link_libraries(dattn_models PRIVATE dattn_cudnn)  # the Wan VAE's convolutions (cmake/Cuda.cmake)
-endif()
 
 dattn_add_layer(pipeline DEPS dattn_models)

@@ -19,7 +19,9 @@ void DeviceBuffer::upload(const void*, std::size_t, std::size_t) { no_cuda(); }
 void DeviceBuffer::download(void*, std::size_t, std::size_t) const { no_cuda(); }
 void DeviceBuffer::fill(std::uint8_t) { no_cuda(); }
 void DeviceBuffer::wait_for_owner() const {}
+bool DeviceBuffer::on_current_stream() const { return true; }
 void copy_bytes(void*, const void*, std::size_t) { no_cuda(); }
+void copy_device_bytes_async(void*, const void*, std::size_t) { no_cuda(); }
 std::size_t device_bytes_in_use() { return 0; }
 std::size_t device_bytes_peak() { return 0; }
 void reset_device_peak() {}

@@ -194,6 +194,9 @@ void Tensor::copy_from(const Tensor& src) {
     throw UserError("copy_from: source " + src.describe() + " does not match " + describe());
   if (device_ == Device::CPU && src.device_ == Device::CPU)
     std::memcpy(data(), src.data(), bytes());
+  else if (device_ == Device::CUDA && src.device_ == Device::CUDA && storage_->device.on_current_stream() &&
+           src.storage_->device.on_current_stream())
+    copy_device_bytes_async(data(), src.data(), bytes());  // stream-ordered with all their other work
   else {
     // Either side may belong to another context's stream: let its queued work finish first.
     if (device_ == Device::CUDA) storage_->device.wait_for_owner();

@@ -21,6 +21,11 @@ void require_float(const char* op, const char* arg, const Tensor& t) {
     throw UserError(head(op, arg, t) + ": expected dtype fp32, bf16 or fp16");
 }
 
+void require_f32(const char* op, const char* arg, const Tensor& t) {
+  require_defined(op, arg, t);
+  if (t.dtype() != DType::F32) throw UserError(head(op, arg, t) + ": expected dtype fp32");
+}
+
 void require_ndim(const char* op, const char* arg, const Tensor& t, int ndim, const char* layout) {
   if (t.ndim() != ndim)
     throw UserError(head(op, arg, t) + ": expected " + std::to_string(ndim) + " dimensions " + layout);

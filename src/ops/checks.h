@@ -10,6 +10,8 @@ namespace dattn::ops::detail {
 void require_defined(const char* op, const char* arg, const Tensor& t);
 // F32, BF16 or F16: the dtypes every op computes on (in float32).
 void require_float(const char* op, const char* arg, const Tensor& t);
+// F32 only: the frame ops of the causal VAEs compute and store float32.
+void require_f32(const char* op, const char* arg, const Tensor& t);
 void require_ndim(const char* op, const char* arg, const Tensor& t, int ndim, const char* layout);
 void require_shape(const char* op, const char* arg, const Tensor& t, const Shape& expected);
 void require_same_device(const char* op, const Tensor& first, const char* arg, const Tensor& t);

@@ -1,4 +1,4 @@
-// Dispatch of layer_norm and rms_norm.
+// Dispatch of layer_norm, rms_norm and normalize_channels.
 #include "dattn/ops/norm.h"
 
 #include "dattn/core/error.h"
@@ -7,6 +7,7 @@
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
 #include "ops/cuda/cuda_ops.h"
+#include "ops/cuda/frame_kernels.h"
 #endif
 
 namespace dattn::ops {
@@ -60,6 +61,31 @@ Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
 #else
       break;
 #endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
+Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu) {
+  const StageScope timed("normalize_channels");
+  constexpr const char* op = "normalize_channels";
+  detail::require_f32(op, "x", x);
+  if (x.ndim() < 1) throw UserError(std::string(op) + ": x " + x.describe() + " has no last dimension");
+  detail::require_f32(op, "gain", gain);
+  detail::require_shape(op, "gain", gain, {x.dim(-1)});
+  detail::require_same_device(op, x, "gain", gain);
+  switch (x.device()) {
+    case Device::CPU: return cpu::normalize_channels(x, gain, silu);
+    case Device::CUDA: {
+#ifdef DATTN_WITH_CUDA
+      Tensor y = Tensor::empty(x.shape(), DType::F32, Device::CUDA);
+      const std::int64_t c = x.dim(-1);
+      cuda::normalize_channels(x.data_as<float>(), y.data_as<float>(), gain.data_as<float>(), c ? x.numel() / c : 0,
+                               static_cast<int>(c), silu);
+      return y;
+#else
+      break;
+#endif
+    }
   }
   detail::no_kernel(op, x.device());
 }

@@ -1,9 +1,9 @@
 // The Wan VAE decoder on CUDA: the golden case (diffusers' float64 decode) and the CPU decoder on random
 // weights of both forms (Wan2.1: plain up blocks; Wan2.2: residual up blocks, patch 2), with several
 // latent frames (the causal frame cache), batch 2 and non-square sizes, in both convolution maths. Every
-// activation, cache frame and the video the CUDA decoder allocates is NaN-filled first
-// (set_cuda_poison), so an element a kernel fails to write reaches the output as NaN and fails the
-// NaN check, which comes before any error figure. Skipped without a CUDA device.
+// activation, cache frame and the video the CUDA decoder allocates is NaN-filled first (a run context
+// with set_poison_new_memory), so an element a kernel fails to write reaches the output as NaN and fails
+// the NaN check, which comes before any error figure. Skipped without a CUDA device.
 //
 // Tolerances. FP32 (exact float32 convolutions, fp32 GEMMs in the attention): only the summation order
 // differs from the CPU, the relative L2 stays at float32 rounding (the CPU itself is within ~1e-6 of
@@ -20,13 +20,14 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <random>
 
 #include "dattn/core/device.h"
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/models/wan_vae.h"
-#include "models/wan_vae/cuda/cuda_decoder.h"
+#include "dattn/core/run_context.h"
 #include "support/device_case.h"
 #include "models/vae_test_inputs.h"
 #include "support/golden_dir.h"
@@ -67,17 +68,23 @@ Errors compare(const Tensor& got, const std::vector<double>& expected) {
 const char* math_name(WanVaeConvMath m) { return m == WanVaeConvMath::TF32 ? "tf32" : "fp32"; }
 double limit_for(WanVaeConvMath m) { return m == WanVaeConvMath::TF32 ? kTf32Limit : kFp32Limit; }
 
-// Poisons the CUDA decoder's allocations for the test's duration; skips without a GPU.
+// Runs the test in a CUDA run context of its own whose every allocation is NaN-filled; skips without a GPU.
 class WanVaeCuda : public ::testing::Test {
  protected:
   void SetUp() override {
     if (const std::string why = test::cuda_unavailable_reason(); !why.empty()) GTEST_SKIP() << why;
-    wan_vae::set_cuda_poison(true);
+    context_ = RunContext::create(Device::CUDA, 0);
+    context_->set_poison_new_memory(true);
+    scope_ = std::make_unique<ContextScope>(*context_);
   }
   void TearDown() override {
-    wan_vae::set_cuda_poison(false);
-    wan_vae::set_cuda_attention_score_bytes(0);
+    scope_.reset();
+    context_.reset();
   }
+
+ private:
+  std::shared_ptr<RunContext> context_;
+  std::unique_ptr<ContextScope> scope_;
 };
 
 class TempDir {
@@ -172,9 +179,9 @@ TEST_F(WanVaeCuda, Wan22FormMatchesCpu) {
 // one-block result up to the GEMMs' summation order.
 TEST_F(WanVaeCuda, AttentionInQueryBlocksMatchesOneBlock) {
   const Tensor z = random_latents({1, 8, 2, 4, 5}, 3);
-  const WanVae vae = WanVae::load(golden_vae(), Device::CUDA, DType::F32, WanVaeConvMath::FP32);
+  WanVae vae = WanVae::load(golden_vae(), Device::CUDA, DType::F32, WanVaeConvMath::FP32);
   const Tensor one = decode_on_cuda(vae, z);
-  wan_vae::set_cuda_attention_score_bytes(7 * 20 * 4);  // 20 pixels per latent frame: 7 rows per block
+  vae.set_attention_score_bytes(7 * 20 * 4);  // 20 pixels per latent frame: 7 rows per block
   const Tensor blocked = decode_on_cuda(vae, z);
   const Errors e = compare(blocked, one.to_f64_vector());
   ASSERT_EQ(e.nonfinite, 0u);

@@ -39,6 +39,8 @@ class DeviceBuffer {
   // Waits for the buffer's own stream when it is not the current context's: afterwards, work queued on
   // the current stream sees what the other context wrote. No-op for a buffer of the current context.
   void wait_for_owner() const;
+  // Whether the buffer was allocated on the current context's stream (its work is ordered with ours).
+  bool on_current_stream() const;
 
  private:
   void release() noexcept;
@@ -59,6 +61,10 @@ void reset_device_peak();
 // Copies n bytes between any two of host and device memory (unified addressing) on the current
 // context's stream, and waits for the copy.
 void copy_bytes(void* dst, const void* src, std::size_t n);
+
+// Copies n bytes from device to device memory on the current context's stream without waiting: later
+// work on that stream sees the copy.
+void copy_device_bytes_async(void* dst, const void* src, std::size_t n);
 
 // Waits for the current context's stream.
 void device_synchronize();

@@ -52,6 +52,12 @@ class RunContext : public std::enable_shared_from_this<RunContext> {
   void reset_peak() { memory_.reset_peak(); }
   MemoryCounter& memory() { return memory_; }
 
+  // For tests: while on, every device buffer (and so every tensor) allocated under this context is
+  // filled with 0xFF bytes (a NaN in fp32, bf16 and fp16) first, so an element a kernel fails to write
+  // shows as NaN in its result instead of passing with stale memory.
+  void set_poison_new_memory(bool on) { poison_new_memory_ = on; }
+  bool poison_new_memory() const { return poison_new_memory_; }
+
   // Library state that lives per context, made on first use by the layer that needs it (the cuBLASLt
   // handle, workspace and plan cache of ops/cuda, ...). The slot is keyed by an address the owner
   // picks. Extensions are destroyed with the context, after its stream has drained, before the stream.
@@ -77,6 +83,7 @@ class RunContext : public std::enable_shared_from_this<RunContext> {
   int device_index_;
   void* stream_ = nullptr;
   MemoryCounter memory_;
+  std::atomic<bool> poison_new_memory_{false};
   mutable std::recursive_mutex mutex_;  // guards the extension slots
   std::unique_ptr<Slots> slots_;
 };

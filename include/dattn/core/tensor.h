@@ -68,7 +68,9 @@ class Tensor {
   // Values as float / double on the host, whatever the dtype and device.
   std::vector<float> to_f32_vector() const;
   std::vector<double> to_f64_vector() const;
-  // Copies `src` (same shape and dtype, any device) into this tensor's memory.
+  // Copies `src` (same shape and dtype, any device) into this tensor's memory. A copy between two CUDA
+  // tensors of the current context is queued on its stream (later work there sees it); any other copy
+  // has finished on return.
   void copy_from(const Tensor& src);
 
   // "[1,8,3,8,12] bf16 cuda" for messages.

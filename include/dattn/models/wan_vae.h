@@ -60,7 +60,6 @@ void write_random_wan_vae_decoder(const std::string& dir, const WanVaeConfig& co
 
 namespace wan_vae {
 class Decoder;
-class CudaDecoder;
 }
 
 // The arithmetic of the CUDA decoder's convolutions. TF32 (the default, as PyTorch runs convolutions):
@@ -84,13 +83,17 @@ class WanVae {
   // z [B, z_dim, T, H, W] (any float dtype, on any device) -> video [B, video_channels, T', H', W'] in
   // float32 on the VAE's device, clamped to [-1, 1] as diffusers' decode does. No de-normalisation (see
   // denormalize_latents).
-  // CPU: runs on the OpenMP threads, with OpenBLAS set to one thread meanwhile (ops::BlasSingleThread):
-  // do not run other OpenBLAS work concurrently from another thread.
-  // CUDA: runs on the default stream, one latent frame at a time and each later frame on its own through
-  // the up blocks, so device memory stays at the weights, the video, the frame caches and a few frames
-  // at the output resolution (12.5 GiB for Wan2.2-TI2V-5B at 704x1280x49, 6.3 GiB of it the caches);
-  // returns after the GPU finished.
+  // One latent frame at a time and each later frame on its own through the up blocks, so memory stays
+  // at the weights, the video, the frame caches and a few frames at the output resolution (on CUDA 12.5
+  // GiB for Wan2.2-TI2V-5B at 704x1280x49, 6.3 GiB of it the caches). The same layers on both devices
+  // (ops::CausalConv3d and the frame ops). CPU: the convolutions run on the OpenMP threads with OpenBLAS
+  // set to one thread meanwhile (ops' BlasSingleThread): do not run other OpenBLAS work concurrently from
+  // another thread. CUDA: on the current run context's stream; returns after the GPU finished.
   Tensor decode(const Tensor& z) const;
+
+  // For tests: the most bytes the mid-block attention's score block may take (its queries are processed
+  // in blocks of rows that fit); 0 restores the default.
+  void set_attention_score_bytes(std::int64_t bytes);
 
   ~WanVae();
   WanVae(WanVae&&) noexcept;
@@ -100,8 +103,7 @@ class WanVae {
   WanVae();
   WanVaeConfig config_;
   Device device_ = Device::CPU;
-  std::unique_ptr<wan_vae::Decoder> decoder_;          // CPU
-  std::shared_ptr<const wan_vae::CudaDecoder> cuda_;  // CUDA (shared_ptr: its type is complete only there)
+  std::unique_ptr<wan_vae::Decoder> decoder_;
 };
 
 }  // namespace dattn

@@ -13,4 +13,9 @@ Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight = Tensor(), c
 // x / sqrt(mean(x^2) + eps) [* weight]; weight is [D] or undefined.
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight = Tensor());
 
+// F.normalize over the last dimension times a gain, then SiLU when `silu`: the channel norm of the causal
+// video VAEs on channels-last frames (diffusers' WanRMS_norm is this with gain = sqrt(C) * gamma):
+// y = x / max(||x||_2, 1e-12) * gain. x and gain ([D]) float32 on one device; a NaN stays NaN.
+Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu);
+
 }  // namespace dattn::ops

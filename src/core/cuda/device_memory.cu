@@ -48,6 +48,8 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   device_counter_ = &device_memory_counter(context.device_index());
   context_->memory().add(bytes);
   device_counter_->add(bytes);
+  if (context.poison_new_memory())
+    DATTN_CUDA_CHECK(cudaMemsetAsync(ptr_, 0xFF, bytes, static_cast<cudaStream_t>(stream_)));
 }
 
 void DeviceBuffer::release() noexcept {
@@ -85,6 +87,8 @@ void DeviceBuffer::wait_for_owner() const {
     DATTN_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream_)));
 }
 
+bool DeviceBuffer::on_current_stream() const { return !ptr_ || stream_ == current_context(Device::CUDA).stream(); }
+
 void DeviceBuffer::upload(const void* host, std::size_t n, std::size_t offset) {
   if (offset + n > bytes_)
     throw std::runtime_error("DeviceBuffer::upload of " + std::to_string(n) + " bytes at " + std::to_string(offset) +
@@ -118,6 +122,10 @@ void copy_bytes(void* dst, const void* src, std::size_t n) {
   const cudaStream_t s = current_stream();
   DATTN_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
   DATTN_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void copy_device_bytes_async(void* dst, const void* src, std::size_t n) {
+  if (n) DATTN_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, current_stream()));
 }
 
 void device_synchronize() { current_context(Device::CUDA).synchronize(); }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "dattn/models/wan_vae.h"
+#include "models/wan_vae/decoder.h"
 
 namespace dattn {
 namespace {
@@ -28,9 +29,8 @@ void resnet(List& out, const std::string& name, std::int64_t in, std::int64_t di
 
 List wan_vae_decoder_tensors(const WanVaeConfig& c) {
   List out;
-  const std::int64_t base = c.decoder_base_dim;
-  std::vector<std::int64_t> dims = {base * c.dim_mult.back()};
-  for (auto it = c.dim_mult.rbegin(); it != c.dim_mult.rend(); ++it) dims.push_back(base * *it);
+  const std::vector<int> widths = wan_vae::decoder_dims(c);
+  const std::vector<std::int64_t> dims(widths.begin(), widths.end());
   const std::vector<bool> temporal = c.temporal_upsample();
 
   conv(out, "post_quant_conv", c.z_dim, c.z_dim, {1, 1, 1});

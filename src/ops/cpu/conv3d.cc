@@ -10,57 +10,26 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
-namespace dattn::ops {
+namespace dattn::ops::cpu {
 namespace {
 
 using i64 = std::int64_t;
 
-// Bands with less work run on one thread: there an OpenMP barrier costs more than the work.
+// Work below this many multiply-adds runs on one thread: there an OpenMP barrier costs more than the work.
 constexpr i64 kParallelMinFlops = i64{1} << 20;
 
 void check_geometry(const Conv3dGeometry& g) {
-  if (g.cin <= 0 || g.cout <= 0 || g.kt <= 0 || g.kh <= 0 || g.kw <= 0 || g.h <= 0 || g.w <= 0 ||
-      g.pad_h < 0 || g.pad_w < 0 || g.out_h() <= 0 || g.out_w() <= 0)
-    throw std::invalid_argument("conv3d: invalid geometry cin=" + std::to_string(g.cin) +
-                                " cout=" + std::to_string(g.cout) + " k=" + std::to_string(g.kt) + "x" +
-                                std::to_string(g.kh) + "x" + std::to_string(g.kw) + " in=" +
-                                std::to_string(g.h) + "x" + std::to_string(g.w));
+  if (g.cin <= 0 || g.cout <= 0 || g.kt <= 0 || g.k <= 0 || g.k % 2 == 0 || g.h <= 0 || g.w <= 0)
+    throw std::invalid_argument("conv3d: invalid geometry cin=" + std::to_string(g.cin) + " cout=" +
+                                std::to_string(g.cout) + " kernel " + std::to_string(g.kt) + "x" +
+                                std::to_string(g.k) + "x" + std::to_string(g.k) + " frame " + std::to_string(g.h) +
+                                "x" + std::to_string(g.w));
 }
 
-// Row (ci, ky, kx) of the im2col matrix of one input frame, for output rows [r0, r0 + nrows): for each
-// output pixel of the band, the input value its tap (ky, kx) reads (zero outside the frame).
-void im2col_row(const Conv3dGeometry& g, const float* frame, int r0, int nrows, i64 row, float* dst) {
-  const int ow = g.out_w();
-  const int ci = static_cast<int>(row / (g.kh * g.kw));
-  const int ky = static_cast<int>(row / g.kw % g.kh);
-  const int kx = static_cast<int>(row % g.kw);
-  const float* src_c = frame + i64{ci} * g.h * g.w;
-  // Output columns whose input column ox + kx - pad_w lies inside the frame.
-  const int x0 = std::max(0, g.pad_w - kx);
-  const int x1 = std::min(ow, g.w + g.pad_w - kx);
-  for (int oy = r0; oy < r0 + nrows; ++oy) {
-    float* d = dst + i64{oy - r0} * ow;
-    const int iy = oy + ky - g.pad_h;
-    if (iy < 0 || iy >= g.h || x1 <= x0) {
-      std::fill(d, d + ow, 0.0f);
-      continue;
-    }
-    std::fill(d, d + x0, 0.0f);
-    std::memcpy(d + x0, src_c + i64{iy} * g.w + (x0 + kx - g.pad_w), sizeof(float) * (x1 - x0));
-    std::fill(d + x1, d + ow, 0.0f);
-  }
-}
-
-// One term of an output band: C += A[:, a_col : a_col + k] * B[k, npix] (B row stride ldb).
-struct GemmPiece {
-  i64 a_col, k;
-  const float* b;
-  i64 ldb;
-};
-
-// The column buffer, kept between calls: a fresh zero-filled vector per call cost more than the tiny
-// decoder's GEMMs (page faults and memset).
+// The column buffer, kept between calls: a fresh vector per call cost more than the tiny decoder's GEMMs
+// (page faults and memset).
 float* column_scratch(std::size_t floats) {
   thread_local std::unique_ptr<float[]> buffer;
   thread_local std::size_t capacity = 0;
@@ -72,14 +41,14 @@ float* column_scratch(std::size_t floats) {
   return buffer.get();
 }
 
-// How to cut a band's [cout, npix] output into GEMM tiles for `threads` threads: tiles of at least 32
-// rows and 128 columns (smaller ones lose GEMM efficiency), the grid that keeps the most threads busy
-// over whole rounds of tiles, then the one with the fewest (largest) tiles.
+// How to cut an [rows, cols] GEMM output into tiles for `threads` threads: tiles of at least 128 rows
+// (pixels) and 32 columns (channels), the grid that keeps the most threads busy over whole rounds of
+// tiles, then the one with the fewest (largest) tiles.
 std::pair<i64, i64> tile_grid(i64 rows, i64 cols, int threads) {
   std::pair<i64, i64> best = {1, 1};
   double best_use = 0;
-  for (i64 n = 1; n <= std::max<i64>(1, std::min<i64>(threads, cols / 128)); ++n)
-    for (i64 m = 1; m <= std::max<i64>(1, std::min<i64>(threads, rows / 32)); ++m) {
+  for (i64 m = 1; m <= std::max<i64>(1, std::min<i64>(threads, rows / 128)); ++m)
+    for (i64 n = 1; n <= std::max<i64>(1, std::min<i64>(threads, cols / 32)); ++n) {
       const i64 tiles = m * n, rounds = (tiles + threads - 1) / threads;
       const double use = double(tiles) / double(rounds * threads);
       if (use > best_use + 1e-9) best = {m, n}, best_use = use;
@@ -87,20 +56,56 @@ std::pair<i64, i64> tile_grid(i64 rows, i64 cols, int threads) {
   return best;
 }
 
-}  // namespace
+// One GEMM term of an output band: C[npix, cout] += A[npix, k] (row stride lda) · W[:, w_col : w_col + k]ᵀ.
+struct Term {
+  const float* a;
+  i64 lda, w_col, k;
+};
 
-void conv3d_pack_weight(const float* torch_weight, const Conv3dGeometry& g, float* packed) {
-  check_geometry(g);
-  const i64 khw = i64{g.kh} * g.kw;
-#pragma omp parallel for schedule(static)
-  for (int co = 0; co < g.cout; ++co)
-    for (int ci = 0; ci < g.cin; ++ci)
-      for (int dt = 0; dt < g.kt; ++dt) {
-        const float* src = torch_weight + ((i64{co} * g.cin + ci) * g.kt + dt) * khw;
-        float* dst = packed + ((i64{co} * g.kt + dt) * g.cin + ci) * khw;
-        std::copy(src, src + khw, dst);
-      }
+// C = bias + sum of the terms, over a grid of tiles shared by the OpenMP threads.
+void gemm_band(const Conv3dGeometry& g, const float* weight, const float* bias, const std::vector<Term>& terms,
+               i64 npix, float* c, bool parallel, int threads) {
+  const i64 ldw = i64{g.kt} * g.k * g.k * g.cin;
+  const std::pair<i64, i64> grid = parallel ? tile_grid(npix, g.cout, threads) : std::pair<i64, i64>{1, 1};
+  const i64 m_tiles = grid.first, n_tiles = grid.second;
+#pragma omp for schedule(static)
+  for (i64 tile = 0; tile < m_tiles * n_tiles; ++tile) {
+    const i64 m0 = npix * (tile / n_tiles) / m_tiles, m1 = npix * (tile / n_tiles + 1) / m_tiles;
+    const i64 n0 = g.cout * (tile % n_tiles) / n_tiles, n1 = g.cout * (tile % n_tiles + 1) / n_tiles;
+    for (i64 m = m0; m < m1; ++m)
+      for (i64 n = n0; n < n1; ++n) c[m * g.cout + n] = bias ? bias[n] : 0.0f;
+    for (const Term& t : terms)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(m1 - m0), static_cast<int>(n1 - n0),
+                  static_cast<int>(t.k), 1.0f, t.a + m0 * t.lda, static_cast<int>(t.lda),
+                  weight + n0 * ldw + t.w_col, static_cast<int>(ldw), 1.0f, c + m0 * g.cout + n0, g.cout);
+  }
 }
+
+// Columns of output rows [r0, r0 + nrows) for the input frames `frames` (taps first..kt-1): row of pixel
+// (oy, ox) holds, tap by tap (dt, ky, kx), the cin channels that tap reads (zeros outside the frame).
+void im2col(const Conv3dGeometry& g, const float* const* frames, int ntaps, int r0, int nrows, float* col) {
+  const int pad = (g.k - 1) / 2;
+  const i64 row_len = i64{ntaps} * g.k * g.k * g.cin;
+  const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(g.cin);
+#pragma omp for schedule(static)
+  for (i64 p = 0; p < i64{nrows} * g.w; ++p) {
+    const int oy = r0 + static_cast<int>(p / g.w), ox = static_cast<int>(p % g.w);
+    float* d = col + p * row_len;
+    for (int i = 0; i < ntaps; ++i)
+      for (int ky = 0; ky < g.k; ++ky) {
+        const int iy = oy + ky - pad;
+        for (int kx = 0; kx < g.k; ++kx, d += g.cin) {
+          const int ix = ox + kx - pad;
+          if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
+            std::memset(d, 0, bytes);
+          else
+            std::memcpy(d, frames[i] + (i64{iy} * g.w + ix) * g.cin, bytes);
+        }
+      }
+  }
+}
+
+}  // namespace
 
 BlasSingleThread::BlasSingleThread() : previous_(openblas_get_num_threads()) {
   if (previous_ != 1) openblas_set_num_threads(1);
@@ -109,73 +114,48 @@ BlasSingleThread::~BlasSingleThread() {
   if (previous_ != 1) openblas_set_num_threads(previous_);
 }
 
-void conv3d_frames(const Conv3dGeometry& g, const float* packed_weight, const float* bias,
-                   const float* const* in_frames, int n_in, float* const* out_frames, std::size_t scratch_bytes) {
+void conv3d_frames(const Conv3dGeometry& g, const float* weight, const float* bias, const float* const* in_frames,
+                   int n_in, float* const* out_frames, std::size_t scratch_bytes) {
   check_geometry(g);
   const int n_out = n_in - g.kt + 1;
   if (n_out <= 0) return;
-  const int oh = g.out_h(), ow = g.out_w();
-  const i64 plane = i64{oh} * ow;
-  const i64 kslab = i64{g.cin} * g.kh * g.kw;  // GEMM depth per input frame
-  const i64 lda = kslab * g.kt;
-  const bool pointwise = g.kh == 1 && g.kw == 1 && g.pad_h == 0 && g.pad_w == 0;
-
-  // Bands of output rows sized so that the columns of all kt frames fit in the scratch budget.
-  const i64 per_row = lda * ow * static_cast<i64>(sizeof(float));
-  const int band = pointwise ? oh : static_cast<int>(std::clamp<i64>(static_cast<i64>(scratch_bytes) / per_row, 1, oh));
-  float* const col = pointwise ? nullptr : column_scratch(static_cast<std::size_t>(lda * band * ow));
-
-  // OpenMP threads share each band: first its im2col rows, then tiles of its GEMM, each tile a
-  // single-threaded sgemm. Mixing OpenMP regions with OpenBLAS's own threads made the two pools spin
-  // against each other (5x slower on 2 cores).
+  const i64 plane = i64{g.h} * g.w, kslab = i64{g.k} * g.k * g.cin;
+  // Mixing OpenMP regions with OpenBLAS's own threads made the two pools spin against each other (5x
+  // slower on 2 cores): OpenMP threads share the im2col and the GEMM tiles, each tile a single-threaded sgemm.
   const BlasSingleThread single_blas;
   const int threads = omp_get_max_threads();
   for (int t = 0; t < n_out; ++t) {
-    for (int r0 = 0; r0 < oh; r0 += band) {
-      const int nrows = std::min(band, oh - r0);
-      const i64 npix = i64{nrows} * ow;
-      std::vector<int> taps;  // input frames that are not null
-      for (int dt = 0; dt < g.kt; ++dt)
-        if (in_frames[t + dt]) taps.push_back(dt);
-      // Null frames contribute nothing; consecutive column blocks of one band fuse into one GEMM.
-      std::vector<GemmPiece> pieces;
-      for (int dt : taps) {
-        const float* b = pointwise ? in_frames[t + dt] + i64{r0} * ow : col + dt * kslab * npix;
-        if (!pointwise && !pieces.empty() && pieces.back().a_col + pieces.back().k == dt * kslab)
-          pieces.back().k += kslab;
-        else
-          pieces.push_back({dt * kslab, kslab, b, pointwise ? plane : npix});
-      }
-      const i64 work = i64{g.cout} * npix * kslab * static_cast<i64>(taps.size());
-      const bool parallel = threads > 1 && work >= kParallelMinFlops;
-      // Not a structured binding: the OpenMP region below uses both, and clang before 16 cannot capture one.
-      const std::pair<i64, i64> grid = parallel ? tile_grid(g.cout, npix, threads) : std::pair<i64, i64>{1, 1};
-      const i64 m_tiles = grid.first, n_tiles = grid.second;
-      float* const c_band = out_frames[t] + i64{r0} * ow;
-
+    int first = 0;  // taps that read null frames contribute nothing and lead the window
+    while (first < g.kt && !in_frames[t + first]) ++first;
+    for (int dt = first; dt < g.kt; ++dt)
+      if (!in_frames[t + dt]) throw std::invalid_argument("conv3d: a zero (null) frame after a real one");
+    const int ntaps = g.kt - first;
+    float* const out = out_frames[t];
+    if (g.k == 1) {
+      // No spatial taps: each frame is already its own column matrix [pixels, cin].
+      std::vector<Term> terms;
+      for (int dt = first; dt < g.kt; ++dt) terms.push_back({in_frames[t + dt], g.cin, dt * kslab, kslab});
+      const bool parallel = threads > 1 && plane * g.cout * kslab * ntaps >= kParallelMinFlops;
+#pragma omp parallel if (parallel)
+      gemm_band(g, weight, bias, terms, plane, out, parallel, threads);
+      continue;
+    }
+    // Bands of output rows whose columns fit the scratch budget.
+    const i64 row_len = kslab * ntaps, per_row = row_len * g.w * static_cast<i64>(sizeof(float));
+    const int band = static_cast<int>(std::clamp<i64>(static_cast<i64>(scratch_bytes) / std::max<i64>(per_row, 1), 1, g.h));
+    float* const col = column_scratch(static_cast<std::size_t>(row_len * band * g.w));
+    for (int r0 = 0; r0 < g.h; r0 += band) {
+      const int nrows = std::min(band, g.h - r0);
+      const i64 npix = i64{nrows} * g.w;
+      const std::vector<Term> terms = {{col, row_len, first * kslab, row_len}};
+      const bool parallel = threads > 1 && npix * g.cout * row_len >= kParallelMinFlops;
 #pragma omp parallel if (parallel)
       {
-        if (!pointwise) {
-          const i64 rows = kslab * static_cast<i64>(taps.size());
-#pragma omp for schedule(static)
-          for (i64 r = 0; r < rows; ++r) {
-            const int dt = taps[r / kslab];
-            im2col_row(g, in_frames[t + dt], r0, nrows, r % kslab, col + (dt * kslab + r % kslab) * npix);
-          }
-        }
-#pragma omp for schedule(static)
-        for (i64 tile = 0; tile < m_tiles * n_tiles; ++tile) {
-          const i64 m0 = g.cout * (tile / n_tiles) / m_tiles, m1 = g.cout * (tile / n_tiles + 1) / m_tiles;
-          const i64 n0 = npix * (tile % n_tiles) / n_tiles, n1 = npix * (tile % n_tiles + 1) / n_tiles;
-          for (i64 m = m0; m < m1; ++m) std::fill(c_band + m * plane + n0, c_band + m * plane + n1, bias ? bias[m] : 0.0f);
-          for (const GemmPiece& p : pieces)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m1 - m0), static_cast<int>(n1 - n0),
-                        static_cast<int>(p.k), 1.0f, packed_weight + m0 * lda + p.a_col, static_cast<int>(lda),
-                        p.b + n0, static_cast<int>(p.ldb), 1.0f, c_band + m0 * plane + n0, static_cast<int>(plane));
-        }
+        im2col(g, in_frames + t + first, ntaps, r0, nrows, col);
+        gemm_band(g, weight, bias, terms, npix, out + i64{r0} * g.w * g.cout, parallel, threads);
       }
     }
   }
 }
 
-}  // namespace dattn::ops
+}  // namespace dattn::ops::cpu

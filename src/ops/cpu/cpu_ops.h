@@ -1,6 +1,7 @@
 #pragma once
 // CPU implementations of the ops in include/dattn/ops/, called by the dispatchers in src/ops/*.cc
 // after the arguments were checked. Host tensors only.
+#include <cstdint>
 #include <optional>
 
 #include "dattn/ops/ops.h"
@@ -20,6 +21,12 @@ Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& 
 Tensor timestep_embedding(const Tensor& t, const TimestepEmbeddingParams& p);
 Tensor patch_embed_3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Patch3& patch);
 Tensor unpatchify_3d(const Tensor& x, const Patch3& grid, const Patch3& patch, std::int64_t channels);
+
+Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu);
+Tensor softmax(const Tensor& x, float scale);
+Tensor upsample_nearest2x(const Tensor& x, int parts);
+void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int drop);
+void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0);
 
 // Y[M, N] = X[M, K] · W[N, K]ᵀ (+ bias[N]), float32 row-major, through cblas_sgemm.
 void gemm_xwt(const float* x, std::int64_t m, std::int64_t k, const float* w, std::int64_t n,

@@ -1,11 +1,11 @@
-// The Wan VAE decoder's resampling steps on channels-last frames: nearest 2x upsampling (which also
-// splits the time conv's doubled channels into frames) and the DupUp3D shortcut of Wan2.2's up blocks.
+// Resampling of channels-last frames: nearest 2x upsampling (which also splits a time conv's doubled
+// channels into frames) and the DupUp3D shortcut (ops/frames.h).
 #include <type_traits>
 
-#include "models/wan_vae/cuda/kernels.h"
+#include "ops/cuda/frame_kernels.h"
 #include "ops/cuda/common.cuh"
 
-namespace dattn::wan_vae::gpu {
+namespace dattn::ops::cuda {
 namespace {
 
 // Output frame t * parts + a, pixel (oy, ox), channel ch reads x[t, oy / 2, ox / 2, a * c + ch]; `vec`
@@ -39,25 +39,25 @@ __global__ void dup_up_kernel(float* out, const float* in, i64 t_out, i64 c_out,
 
 void upsample_nearest2x(const float* x, float* y, i64 frames_in, i64 h, i64 w, i64 c, int parts) {
   constexpr int kThreads = 256;
-  const cudaStream_t stream = dattn::cuda::current_stream();
+  const cudaStream_t stream = current_stream();
   const i64 n = frames_in * parts * 4 * h * w * c;
   if (n == 0) return;
   const bool vec = c % 4 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
                    reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
   if (vec)
-    upsample2x_kernel<4><<<ops::cuda::grid_for(n / 4, kThreads), kThreads, 0, stream>>>(x, y, frames_in, h, w, c, parts);
+    upsample2x_kernel<4><<<grid_for(n / 4, kThreads), kThreads, 0, stream>>>(x, y, frames_in, h, w, c, parts);
   else
-    upsample2x_kernel<1><<<ops::cuda::grid_for(n, kThreads), kThreads, 0, stream>>>(x, y, frames_in, h, w, c, parts);
-  ops::cuda::check_launch("wan_vae upsample_nearest2x");
+    upsample2x_kernel<1><<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, y, frames_in, h, w, c, parts);
+  check_launch("upsample_nearest2x");
 }
 
 void add_dup_up(float* out, const float* in, i64 t_out, i64 c_out, i64 h, i64 w, i64 c_in, int ft, int fs, int drop) {
   constexpr int kThreads = 256;
-  const cudaStream_t stream = dattn::cuda::current_stream();
+  const cudaStream_t stream = current_stream();
   const i64 n = t_out * h * fs * w * fs * c_out;
   if (n == 0) return;
-  dup_up_kernel<<<ops::cuda::grid_for(n, kThreads), kThreads, 0, stream>>>(out, in, t_out, c_out, h, w, c_in, ft, fs, drop);
-  ops::cuda::check_launch("wan_vae add_dup_up");
+  dup_up_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(out, in, t_out, c_out, h, w, c_in, ft, fs, drop);
+  check_launch("add_dup_up");
 }
 
-}  // namespace dattn::wan_vae::gpu
+}  // namespace dattn::ops::cuda

@@ -1,9 +1,9 @@
-// The last step of the Wan VAE decode on CUDA: a decoded chunk (channels-last, patch channels) written
-// into the [B, C, T, H, W] video, undoing diffusers' patchify and clamping to [-1, 1].
-#include "models/wan_vae/cuda/kernels.h"
+// A decoded chunk (channels-last, patch channels) written into a [B, C, T, H, W] video, undoing diffusers'
+// patchify and clamping to [-1, 1] (ops::write_unpatchified_frames).
+#include "ops/cuda/frame_kernels.h"
 #include "ops/cuda/common.cuh"
 
-namespace dattn::wan_vae::gpu {
+namespace dattn::ops::cuda {
 namespace {
 
 // One thread per output element, consecutive threads along the video's width (coalesced stores).
@@ -27,10 +27,10 @@ void unpatchify_clamp(const float* chunk, float* video, i64 n, i64 h, i64 w, int
   const i64 total = channels * n * h * patch * w * patch;
   if (total == 0) return;
   constexpr int kThreads = 256;
-  const cudaStream_t stream = dattn::cuda::current_stream();
-  unpatchify_kernel<<<ops::cuda::grid_for(total, kThreads), kThreads, 0, stream>>>(chunk, video, n, h, w, patch, channels, frames,
+  const cudaStream_t stream = current_stream();
+  unpatchify_kernel<<<grid_for(total, kThreads), kThreads, 0, stream>>>(chunk, video, n, h, w, patch, channels, frames,
                                                                         b, t0);
-  ops::cuda::check_launch("wan_vae unpatchify");
+  check_launch("unpatchify_clamp");
 }
 
-}  // namespace dattn::wan_vae::gpu
+}  // namespace dattn::ops::cuda

@@ -1,9 +1,9 @@
-// The Wan VAE's channel RMS norm (+ SiLU) on channels-last frames: one warp per pixel, whose channels are
-// contiguous, so the sum of squares is a warp reduction and every load is coalesced.
-#include "models/wan_vae/cuda/kernels.h"
+// normalize_channels (+ SiLU) on channels-last frames: one warp per pixel, whose channels are contiguous,
+// so the sum of squares is a warp reduction and every load is coalesced.
+#include "ops/cuda/frame_kernels.h"
 #include "ops/cuda/common.cuh"
 
-namespace dattn::wan_vae::gpu {
+namespace dattn::ops::cuda {
 namespace {
 
 __device__ __forceinline__ float warp_sum(float v) {
@@ -21,7 +21,7 @@ __device__ __forceinline__ float inv_norm(float sum_sq) {
 __device__ __forceinline__ float finish(float v, bool silu) { return silu ? v / (1.0f + expf(-v)) : v; }
 
 // c % 4 == 0: float4 access (pixel rows then start on 16-byte boundaries).
-__global__ void rms_norm_vec4(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
+__global__ void normalize_vec4(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
   const int lane = threadIdx.x % 32, c4 = c / 4;
   const i64 warps = i64{gridDim.x} * blockDim.x / 32;
   for (i64 p = (i64{blockIdx.x} * blockDim.x + threadIdx.x) / 32; p < pixels; p += warps) {
@@ -42,7 +42,7 @@ __global__ void rms_norm_vec4(const float* x, float* y, const float* gain, i64 p
   }
 }
 
-__global__ void rms_norm_scalar(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
+__global__ void normalize_scalar(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
   const int lane = threadIdx.x % 32;
   const i64 warps = i64{gridDim.x} * blockDim.x / 32;
   for (i64 p = (i64{blockIdx.x} * blockDim.x + threadIdx.x) / 32; p < pixels; p += warps) {
@@ -56,18 +56,18 @@ __global__ void rms_norm_scalar(const float* x, float* y, const float* gain, i64
 
 }  // namespace
 
-void rms_norm(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
+void normalize_channels(const float* x, float* y, const float* gain, i64 pixels, int c, bool silu) {
   if (pixels == 0 || c == 0) return;
   constexpr int kThreads = 256;
-  const cudaStream_t stream = dattn::cuda::current_stream();
-  const unsigned blocks = ops::cuda::grid_for(pixels * 32, kThreads);
+  const cudaStream_t stream = current_stream();
+  const unsigned blocks = grid_for(pixels * 32, kThreads);
   const bool vec = c % 4 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
                    reinterpret_cast<std::uintptr_t>(y) % 16 == 0 && reinterpret_cast<std::uintptr_t>(gain) % 16 == 0;
   if (vec)
-    rms_norm_vec4<<<blocks, kThreads, 0, stream>>>(x, y, gain, pixels, c, silu);
+    normalize_vec4<<<blocks, kThreads, 0, stream>>>(x, y, gain, pixels, c, silu);
   else
-    rms_norm_scalar<<<blocks, kThreads, 0, stream>>>(x, y, gain, pixels, c, silu);
-  ops::cuda::check_launch("wan_vae rms_norm");
+    normalize_scalar<<<blocks, kThreads, 0, stream>>>(x, y, gain, pixels, c, silu);
+  check_launch("normalize_channels");
 }
 
-}  // namespace dattn::wan_vae::gpu
+}  // namespace dattn::ops::cuda

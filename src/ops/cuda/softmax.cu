@@ -1,11 +1,11 @@
-// Row softmax of the Wan VAE's mid-block attention scores (single head over the pixels of a frame, rows
-// of a few thousand keys): one block per row, three passes over the row, which stays in L1/L2.
+// Row softmax (ops::softmax) for rows of a few thousand columns, as the scores of a VAE's attention over
+// the pixels of a frame: one block per row, three passes over the row, which stays in L1/L2.
 #include <cfloat>
 
-#include "models/wan_vae/cuda/kernels.h"
+#include "ops/cuda/frame_kernels.h"
 #include "ops/cuda/common.cuh"
 
-namespace dattn::wan_vae::gpu {
+namespace dattn::ops::cuda {
 namespace {
 
 __device__ __forceinline__ float block_max(float v, float* scratch) {
@@ -34,7 +34,7 @@ __global__ void softmax_kernel(float* s, i64 rows, i64 cols, float scale) {
       row[j] = e;
       sum += e;
     }
-    const float inv = 1.0f / ops::cuda::block_sum(sum, scratch);
+    const float inv = 1.0f / block_sum(sum, scratch);
     for (i64 j = threadIdx.x; j < cols; j += blockDim.x) row[j] *= inv;
     __syncthreads();  // scratch is reused by the next row's reductions
   }
@@ -45,10 +45,10 @@ __global__ void softmax_kernel(float* s, i64 rows, i64 cols, float scale) {
 void softmax_rows(float* s, i64 rows, i64 cols, float scale) {
   if (rows == 0 || cols == 0) return;
   constexpr int kThreads = 512;
-  const cudaStream_t stream = dattn::cuda::current_stream();
+  const cudaStream_t stream = current_stream();
   const unsigned blocks = static_cast<unsigned>(rows < 65535 * 8 ? rows : 65535 * 8);
   softmax_kernel<<<blocks, kThreads, 0, stream>>>(s, rows, cols, scale);
-  ops::cuda::check_launch("wan_vae attention softmax");
+  check_launch("softmax");
 }
 
-}  // namespace dattn::wan_vae::gpu
+}  // namespace dattn::ops::cuda

@@ -1,8 +1,8 @@
 #pragma once
-// The Wan VAE decoder's convolutions on CUDA through cuDNN (conv.cu). Plain C++ header.
+// The CUDA kernel of ops::CausalConv3d through cuDNN (conv3d.cu). Plain C++ header.
 #include <cstddef>
 
-namespace dattn::wan_vae::gpu {
+namespace dattn::ops::cuda {
 
 // A stride-1 3D cross-correlation over channels-last frames (NDHWC with N = 1), zero padding (k - 1) / 2
 // in space and none in time: the caller puts a causal convolution's cached or zero frames in front.
@@ -21,11 +21,8 @@ struct ConvGeometry {
 // every candidate the heuristic offered).
 void conv3d(const ConvGeometry& g, const float* x, const float* weight, const float* bias, float* y);
 
-// Number of geometries the current context planned so far (for tests and benchmarks).
-std::size_t conv_plan_count();
-
 // The largest workspace a convolution algorithm may take: faster algorithms needing more are skipped,
 // unless no usable algorithm fits (then the one needing the least is taken).
 inline constexpr std::size_t kMaxConvWorkspaceBytes = std::size_t{512} << 20;
 
-}  // namespace dattn::wan_vae::gpu
+}  // namespace dattn::ops::cuda

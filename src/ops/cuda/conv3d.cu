@@ -1,5 +1,5 @@
-// The Wan VAE decoder's convolutions through cuDNN's convolution API (legacy descriptors, 5-D NDHWC
-// float32 tensors). The decode runs the same few dozen geometries for every latent frame, so the
+// The causal convolutions of ops::CausalConv3d through cuDNN's convolution API (legacy descriptors, 5-D
+// NDHWC float32 tensors). A VAE decode runs the same few dozen geometries for every latent frame, so the
 // descriptors and the algorithm are made once per geometry and cached (plan once, run many).
 #include <cudnn.h>
 
@@ -12,11 +12,11 @@
 
 #include "dattn/core/device_memory.h"
 #include "dattn/core/run_context.h"
-#include "models/wan_vae/cuda/conv.h"
-#include "models/wan_vae/cuda/kernels.h"
+#include "ops/cuda/conv3d.h"
+#include "ops/cuda/frame_kernels.h"
 #include "ops/cuda/common.cuh"
 
-namespace dattn::wan_vae::gpu {
+namespace dattn::ops::cuda {
 namespace {
 
 std::string describe(const ConvGeometry& g) {
@@ -27,7 +27,7 @@ std::string describe(const ConvGeometry& g) {
 
 void check(cudnnStatus_t s, const char* call, const ConvGeometry& g) {
   if (s != CUDNN_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("wan_vae ") + describe(g) + ": " + call + " failed: " + cudnnGetErrorString(s));
+    throw std::runtime_error(std::string("conv3d: ") + describe(g) + ": " + call + " failed: " + cudnnGetErrorString(s));
 }
 #define DATTN_CUDNN(call, g) check((call), #call, (g))
 
@@ -67,11 +67,11 @@ State& state() {
     auto st = std::make_unique<State>();
     const cudnnStatus_t status = cudnnCreate(&st->handle);
     if (status != CUDNN_STATUS_SUCCESS)
-      throw std::runtime_error(std::string("wan_vae: cudnnCreate failed: ") + cudnnGetErrorString(status) +
+      throw std::runtime_error(std::string("conv3d: cudnnCreate failed: ") + cudnnGetErrorString(status) +
                                " (is libcudnn 9 installed with all its sub-libraries, and a GPU visible?)");
     const cudnnStatus_t bound = cudnnSetStream(st->handle, static_cast<cudaStream_t>(context.stream()));
     if (bound != CUDNN_STATUS_SUCCESS)
-      throw std::runtime_error(std::string("wan_vae: cudnnSetStream failed: ") + cudnnGetErrorString(bound));
+      throw std::runtime_error(std::string("conv3d: cudnnSetStream failed: ") + cudnnGetErrorString(bound));
     return st;
   });
 }
@@ -104,7 +104,7 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
   const int expected[5] = {1, g.cout, g.frames_in - g.kt + 1, g.h, g.w};
   for (int i = 0; i < 5; ++i)
     if (ydims[i] != expected[i])
-      throw std::logic_error("wan_vae " + describe(g) + ": cuDNN output dimension " + std::to_string(i) + " is " +
+      throw std::logic_error("conv3d: " + describe(g) + ": cuDNN output dimension " + std::to_string(i) + " is " +
                              std::to_string(ydims[i]) + ", expected " + std::to_string(expected[i]));
   DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, ydims), g);
 
@@ -139,7 +139,7 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
   }
   if (best < 0) best = smallest;
   if (best < 0)
-    throw std::runtime_error("wan_vae " + describe(g) + ": cuDNN offers no usable forward algorithm (" +
+    throw std::runtime_error("conv3d: " + describe(g) + ": cuDNN offers no usable forward algorithm (" +
                              std::to_string(returned) + " candidates:" + tried + ")");
   DATTN_CUDNN(cudnnSetConvolutionMathType(p->conv, results[best].mathType), g);
   p->algo = results[best].algo;
@@ -166,10 +166,4 @@ void conv3d(const ConvGeometry& g, const float* x, const float* weight, const fl
   if (bias) add_bias(y, bias, static_cast<i64>(g.frames_in - g.kt + 1) * g.h * g.w, g.cout);
 }
 
-std::size_t conv_plan_count() {
-  State& s = state();
-  const std::lock_guard<std::mutex> lock(s.mutex);
-  return s.plans.size();
-}
-
-}  // namespace dattn::wan_vae::gpu
+}  // namespace dattn::ops::cuda

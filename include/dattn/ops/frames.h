@@ -1,0 +1,31 @@
+#pragma once
+// Resampling and output steps of the causal video VAEs on channels-last frames [T, H, W, C] float32
+// (see conv.h for why channels-last), on the CPU or CUDA.
+#include <cstdint>
+
+#include "dattn/core/tensor.h"
+
+namespace dattn::ops {
+
+// Nearest 2x upsampling in space. With parts > 1 the channels of each input frame are first split into
+// `parts` frames (frame t * parts + a takes channels [a * C / parts, (a + 1) * C / parts) of frame t): a
+// causal VAE's time conv doubles the channels to double the frames. x [T, H, W, C] -> [T * parts, 2H,
+// 2W, C / parts]. For an integer factor PyTorch's "nearest-exact" reads the source pixel floor(i / 2),
+// as plain nearest does.
+Tensor upsample_nearest2x(const Tensor& x, int parts = 1);
+
+// diffusers' DupUp3D shortcut added to `out` in place: each input channel is repeated, and the copies
+// spread over a factor_t x factor_s x factor_s block of output frames and pixels; the first `drop`
+// output frames of the full result are left out (a causal VAE's first chunk drops factor_t - 1).
+// in [T, H, W, Cin], out [T * factor_t - drop, H * factor_s, W * factor_s, Cout], Cout * factor_t *
+// factor_s^2 a multiple of Cin: output frame to, pixel (oy, ox), channel co adds input frame
+// (to + drop) / factor_t, pixel (oy / fs, ox / fs), channel (((co * ft + a) * fs + p) * fs + q) / repeats
+// with a = (to + drop) % ft, p = oy % fs, q = ox % fs, repeats = Cout * ft * fs^2 / Cin.
+void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int drop);
+
+// Writes a decoded chunk [n, h, w, C * p * p] into video [B, C, T, h * p, w * p] at batch `b`, frames
+// [t0, t0 + n), undoing diffusers' Wan patchify (whose first patch index runs along the width) and
+// clamping to [-1, 1] (a NaN stays NaN). Both float32 on one device.
+void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0);
+
+}  // namespace dattn::ops

@@ -1,0 +1,151 @@
+// ops::CausalConv3d: the weights packed once per device, the causal stream of a chunk assembled from the
+// frame cache, and the dispatch to the CPU kernel (cpu/conv3d.h) or cuDNN (cuda/conv3d.h).
+#include "dattn/ops/conv.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
+#include "ops/checks.h"
+#include "ops/cpu/conv3d.h"
+#include "ops/cpu/cpu_ops.h"
+#ifdef DATTN_WITH_CUDA
+#include "ops/cuda/conv3d.h"
+#include "ops/cuda/frame_kernels.h"
+#endif
+
+namespace dattn::ops {
+namespace {
+
+using i64 = std::int64_t;
+constexpr const char* kOp = "CausalConv3d";
+
+// [cout, cin, taps] -> [cout, taps, cin]: per output channel the taps of one input frame form one
+// contiguous block of GEMM depth, which is also cuDNN's NDHWC filter layout.
+std::vector<float> pack_weight(const std::vector<float>& w, i64 cout, i64 cin, i64 taps) {
+  std::vector<float> packed(w.size());
+  for (i64 o = 0; o < cout; ++o)
+    for (i64 i = 0; i < cin; ++i)
+      for (i64 t = 0; t < taps; ++t) packed[(o * taps + t) * cin + i] = w[(o * cin + i) * taps + t];
+  return packed;
+}
+
+std::string kernel_str(int kt, int k) {
+  return std::to_string(kt) + "x" + std::to_string(k) + "x" + std::to_string(k);
+}
+
+// The last `keep` frames of the stream [tail; x] (tail may be undefined), copied into a new tensor.
+Tensor stream_tail(const Tensor& tail, const Tensor& x, i64 keep) {
+  const i64 n_tail = tail.defined() ? tail.dim(0) : 0, frames = x.dim(0);
+  Tensor next = Tensor::empty({keep, x.dim(1), x.dim(2), x.dim(3)}, DType::F32, x.device());
+  const i64 from_x = std::min(keep, frames), from_tail = keep - from_x;
+  if (from_tail) next.narrow0(0, from_tail).copy_from(tail.narrow0(n_tail - from_tail, from_tail));
+  if (from_x) next.narrow0(from_tail, from_x).copy_from(x.narrow0(frames - from_x, from_x));
+  return next;
+}
+
+}  // namespace
+
+CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device device, ConvMath math)
+    : math_(math), device_(device) {
+  detail::require_float(kOp, "weight", weight);
+  if (weight.ndim() != 5 && weight.ndim() != 4)
+    throw UserError(std::string(kOp) + ": weight " + weight.describe() +
+                    ": expected [cout, cin, kt, k, k] (Conv3d) or [cout, cin, k, k] (Conv2d)");
+  const i64 kt = weight.ndim() == 5 ? weight.dim(2) : 1, k = weight.dim(-1);
+  if (weight.dim(0) <= 0 || weight.dim(1) <= 0 || kt <= 0 || k <= 0 || k % 2 == 0 || weight.dim(-2) != k)
+    throw UserError(std::string(kOp) + ": weight " + weight.describe() +
+                    ": expected a square spatial kernel of odd size and positive channel counts");
+  cout_ = static_cast<int>(weight.dim(0)), cin_ = static_cast<int>(weight.dim(1));
+  kt_ = static_cast<int>(kt), k_ = static_cast<int>(k);
+  if (bias.defined()) {
+    detail::require_float(kOp, "bias", bias);
+    detail::require_shape(kOp, "bias", bias, {cout_});
+  }
+  const std::vector<float> packed = pack_weight(weight.to_f32_vector(), cout_, cin_, kt * k * k);
+  weight_ = Tensor::from_f32(packed, {cout_, kt_, k_, k_, cin_}).to(device);
+  bias_ = bias.defined() ? Tensor::from_f32(bias.to_f32_vector(), {cout_}).to(device)
+                         : Tensor::zeros({cout_}, DType::F32, device);
+}
+
+Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tensor& norm_gain) const {
+  const StageScope timed("causal_conv3d");
+  detail::require_f32(kOp, "x", x);
+  if (x.ndim() != 4 || x.dim(3) != cin_ || x.device() != device_)
+    throw UserError(std::string(kOp) + " " + kernel_str(kt_, k_) + " " + std::to_string(cin_) + "->" +
+                    std::to_string(cout_) + ": input " + x.describe() + ", expected [T, H, W, " +
+                    std::to_string(cin_) + "] fp32 on " + std::string(device_name(device_)));
+  if (norm_gain.defined()) {
+    detail::require_f32(kOp, "norm_gain", norm_gain);
+    detail::require_shape(kOp, "norm_gain", norm_gain, {cin_});
+    detail::require_same_device(kOp, x, "norm_gain", norm_gain);
+  }
+  const i64 frames = x.dim(0), h = x.dim(1), w = x.dim(2), pad = kt_ - 1;
+  if (pad > 0 && !cache) throw std::logic_error(std::string(kOp) + ": a causal convolution needs its frame cache");
+  const Tensor tail = pad > 0 ? cache->tail : Tensor();
+  const i64 n_tail = tail.defined() ? tail.dim(0) : 0;
+  if (tail.defined() && (tail.ndim() != 4 || tail.dim(1) != h || tail.dim(2) != w || tail.dim(3) != cin_ ||
+                         n_tail > pad || tail.device() != device_))
+    throw std::logic_error(std::string(kOp) + ": cached " + tail.describe() + " does not continue " + x.describe());
+  const i64 keep = std::min(pad, n_tail + frames);
+  Tensor out;
+
+  if (device_ == Device::CPU) {
+    const Tensor src = norm_gain.defined() ? cpu::normalize_channels(x, norm_gain, /*silu=*/true) : x;
+    // The stream as frame pointers: null for the causal zeros, then the cached frames, then the chunk.
+    const i64 frame = h * w * cin_;
+    std::vector<const float*> in(static_cast<std::size_t>(pad + frames), nullptr);
+    for (i64 i = 0; i < n_tail; ++i) in[pad - n_tail + i] = tail.data_as<float>() + i * frame;
+    for (i64 t = 0; t < frames; ++t) in[pad + t] = src.data_as<float>() + t * frame;
+    out = Tensor::empty({frames, h, w, cout_}, DType::F32);
+    std::vector<float*> outs(static_cast<std::size_t>(frames));
+    for (i64 t = 0; t < frames; ++t) outs[t] = out.data_as<float>() + t * h * w * cout_;
+    cpu::Conv3dGeometry g;
+    g.cin = cin_, g.cout = cout_, g.kt = kt_, g.k = k_, g.h = static_cast<int>(h), g.w = static_cast<int>(w);
+    cpu::conv3d_frames(g, weight_.data_as<float>(), bias_.data_as<float>(), in.data(), static_cast<int>(in.size()),
+                       outs.data());
+    if (pad > 0) cache->tail = stream_tail(tail, src, keep);
+    return out;
+  }
+#ifdef DATTN_WITH_CUDA
+  // The stream in one buffer: zero frames where the cache is shorter than the padding, the cached frames,
+  // then the chunk (or its norm, written there directly). The zeros contribute exactly nothing.
+  const std::size_t frame_bytes = static_cast<std::size_t>(h * w * cin_) * sizeof(float);
+  Tensor stream;
+  const bool aligned = reinterpret_cast<std::uintptr_t>(x.data()) % 256 == 0;  // cuDNN's fast kernels want it
+  if (pad == 0 && !norm_gain.defined() && aligned) {
+    stream = x;
+  } else {
+    stream = Tensor::empty({pad + frames, h, w, cin_}, DType::F32, Device::CUDA);
+    char* base = static_cast<char*>(stream.data());
+    cuda::fill_async(base, 0, static_cast<std::size_t>(pad - n_tail) * frame_bytes);
+    if (n_tail) cuda::copy_async(base + (pad - n_tail) * frame_bytes, tail.data(), n_tail * frame_bytes);
+    float* chunk = reinterpret_cast<float*>(base + pad * frame_bytes);
+    if (norm_gain.defined())
+      cuda::normalize_channels(x.data_as<float>(), chunk, norm_gain.data_as<float>(), frames * h * w, cin_, true);
+    else
+      cuda::copy_async(chunk, x.data(), frames * frame_bytes);
+  }
+  out = Tensor::empty({frames, h, w, cout_}, DType::F32, Device::CUDA);
+  cuda::ConvGeometry g;
+  g.frames_in = static_cast<int>(pad + frames), g.h = static_cast<int>(h), g.w = static_cast<int>(w);
+  g.cin = cin_, g.cout = cout_, g.kt = kt_, g.k = k_, g.tf32 = math_ == ConvMath::TF32;
+  cuda::conv3d(g, stream.data_as<float>(), weight_.data_as<float>(), bias_.data_as<float>(), out.data_as<float>());
+  if (pad > 0) {
+    Tensor next = Tensor::empty({keep, h, w, cin_}, DType::F32, Device::CUDA);
+    cuda::copy_async(next.data(), static_cast<const char*>(stream.data()) + (pad + frames - keep) * frame_bytes,
+                     keep * frame_bytes);
+    cache->tail = next;
+  }
+  return out;
+#else
+  detail::no_kernel(kOp, device_);
+#endif
+}
+
+}  // namespace dattn::ops

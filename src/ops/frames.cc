@@ -1,0 +1,121 @@
+// Dispatch of the frame ops (upsample_nearest2x, add_dup_up, write_unpatchified_frames) and softmax.
+#include "dattn/ops/frames.h"
+
+#include <string>
+
+#include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
+#include "dattn/ops/softmax.h"
+#include "ops/checks.h"
+#include "ops/cpu/cpu_ops.h"
+#ifdef DATTN_WITH_CUDA
+#include "ops/cuda/frame_kernels.h"
+#endif
+
+namespace dattn::ops {
+namespace {
+
+void require_frames(const char* op, const char* arg, const Tensor& t) {
+  detail::require_f32(op, arg, t);
+  detail::require_ndim(op, arg, t, 4, "[T, H, W, C]");
+}
+
+[[noreturn]] void mismatch(const char* op, const std::string& what) { throw UserError(std::string(op) + ": " + what); }
+
+}  // namespace
+
+Tensor upsample_nearest2x(const Tensor& x, int parts) {
+  const StageScope timed("upsample_nearest2x");
+  constexpr const char* op = "upsample_nearest2x";
+  require_frames(op, "x", x);
+  if (parts < 1 || x.dim(3) % parts != 0)
+    mismatch(op, "parts " + std::to_string(parts) + " does not divide the " + std::to_string(x.dim(3)) + " channels");
+  switch (x.device()) {
+    case Device::CPU: return cpu::upsample_nearest2x(x, parts);
+    case Device::CUDA: {
+#ifdef DATTN_WITH_CUDA
+      const std::int64_t c = x.dim(3) / parts;
+      Tensor y = Tensor::empty({x.dim(0) * parts, 2 * x.dim(1), 2 * x.dim(2), c}, DType::F32, Device::CUDA);
+      cuda::upsample_nearest2x(x.data_as<float>(), y.data_as<float>(), x.dim(0), x.dim(1), x.dim(2), c, parts);
+      return y;
+#else
+      break;
+#endif
+    }
+  }
+  detail::no_kernel(op, x.device());
+}
+
+void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int drop) {
+  const StageScope timed("add_dup_up");
+  constexpr const char* op = "add_dup_up";
+  require_frames(op, "out", out);
+  require_frames(op, "in", in);
+  detail::require_same_device(op, out, "in", in);
+  const std::int64_t factor = std::int64_t{factor_t} * factor_s * factor_s;
+  if (factor_t < 1 || factor_s < 1 || drop < 0 || drop >= factor_t || (out.dim(3) * factor) % in.dim(3) != 0 ||
+      out.dim(0) != in.dim(0) * factor_t - drop || out.dim(1) != in.dim(1) * factor_s ||
+      out.dim(2) != in.dim(2) * factor_s)
+    mismatch(op, "input " + in.describe() + " does not map onto " + out.describe() + " with factors " +
+                     std::to_string(factor_t) + "x" + std::to_string(factor_s) + " and " + std::to_string(drop) +
+                     " dropped frames");
+  switch (out.device()) {
+    case Device::CPU: return cpu::add_dup_up(out, in, factor_t, factor_s, drop);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::add_dup_up(out.data_as<float>(), in.data_as<float>(), out.dim(0), out.dim(3), in.dim(1), in.dim(2),
+                              in.dim(3), factor_t, factor_s, drop);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, out.device());
+}
+
+void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0) {
+  const StageScope timed("write_unpatchified_frames");
+  constexpr const char* op = "write_unpatchified_frames";
+  require_frames(op, "chunk", chunk);
+  detail::require_f32(op, "video", video);
+  detail::require_ndim(op, "video", video, 5, "[B, C, T, H, W]");
+  detail::require_same_device(op, video, "chunk", chunk);
+  if (patch < 1 || chunk.dim(3) != video.dim(1) * patch * patch || chunk.dim(1) * patch != video.dim(3) ||
+      chunk.dim(2) * patch != video.dim(4) || b < 0 || b >= video.dim(0) || t0 < 0 ||
+      t0 + chunk.dim(0) > video.dim(2))
+    mismatch(op, "chunk " + chunk.describe() + " with patch " + std::to_string(patch) + " at batch " +
+                     std::to_string(b) + ", frame " + std::to_string(t0) + " does not fit " + video.describe());
+  switch (video.device()) {
+    case Device::CPU: return cpu::write_unpatchified_frames(chunk, patch, video, b, t0);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::unpatchify_clamp(chunk.data_as<float>(), video.data_as<float>(), chunk.dim(0), chunk.dim(1),
+                                    chunk.dim(2), patch, video.dim(1), video.dim(2), b, t0);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, video.device());
+}
+
+Tensor softmax(const Tensor& x, float scale) {
+  const StageScope timed("softmax");
+  constexpr const char* op = "softmax";
+  detail::require_f32(op, "x", x);
+  if (x.ndim() < 1) mismatch(op, "x " + x.describe() + " has no last dimension");
+  switch (x.device()) {
+    case Device::CPU: return cpu::softmax(x, scale);
+    case Device::CUDA: {
+#ifdef DATTN_WITH_CUDA
+      Tensor y = x.clone();
+      const std::int64_t cols = x.dim(-1);
+      cuda::softmax_rows(y.data_as<float>(), cols ? x.numel() / cols : 0, cols, scale);
+      return y;
+#else
+      break;
+#endif
+    }
+  }
+  detail::no_kernel(op, x.device());
+}
+
+}  // namespace dattn::ops
