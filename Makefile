@@ -5,9 +5,10 @@
 BUILD_DIR ?= build
 DATTN_CUDA ?= auto
 JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo clean
+.PHONY: all deps configure build test demo clean sanitize fuzz
 
 all: build
 
@@ -30,5 +31,12 @@ test: build
 demo: build
 	@./scripts/demo.sh $(BUILD_DIR)/dattn
 
+# The CPU tests under ASan + UBSan, and each libFuzzer target for FUZZ_SECONDS seconds (clang, build-san/).
+sanitize: deps
+	@./scripts/sanitize.sh tests
+
+fuzz: deps
+	@./scripts/sanitize.sh fuzz $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-san

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU test in one go, on the GPU machine: the test binaries (CUDA tests run instead of skipping),
-# `dattn backends --device cuda`, then compute-sanitizer memcheck and racecheck on the CUDA kernel tests.
+# `dattn backends --device cuda`, then compute-sanitizer memcheck on the CUDA tests of every binary and racecheck on the attention kernels.
 # Usage: scripts/gpu-check.sh [BUILD_DIR]   (default: build; build it first with CUDA, here or there)
 # Logs go to $OUT (the device tool's output folder) when set, else /tmp/dattn-gpu-check.
 set -uo pipefail
@@ -24,21 +24,27 @@ for t in "$build"/tests/dattn_tests_*; do
     status=1; grep -E "FAILED|Failure|error" "$logs/$name.log" | head -40; fi
 done
 
-# The CUDA kernel tests under the sanitizers (racecheck is slow: the focused kernel tests only).
-kernel_tests='*Cuda*'
+# The CUDA tests of every binary under memcheck (attention, ops, models, pipeline, ...); racecheck (slow)
+# on the focused attention kernel tests only.
 limit=${SANITIZER_TIMEOUT:-900}  # seconds per sanitizer run; a timeout counts as a failure
+sanitize() {  # tool binary filter
+  local log="$logs/sanitizer-$1-$(basename "$2").log"
+  step "compute-sanitizer --tool $1 $(basename "$2") ($3)"
+  if timeout "$limit" compute-sanitizer --tool "$1" --error-exitcode 99 "$2" --gtest_brief=1 --gtest_filter="$3" \
+      >"$log" 2>&1; then
+    tail -n 4 "$log"
+  else
+    status=1; grep -E "ERROR SUMMARY|Invalid|Race|FAILED|Error" "$log" | head -30
+  fi
+}
 if command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
-    step "compute-sanitizer --tool $tool ($kernel_tests)"
-    filter=$kernel_tests
-    [ "$tool" = racecheck ] && filter='FlashCuda*:FlashHopperCuda*:CudaSdpa*:SparseCuda*:BlockMaskCuda*'
-    if timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 99 "$build/tests/dattn_tests_attention" \
-        --gtest_brief=1 --gtest_filter="$filter" >"$logs/sanitizer-$tool.log" 2>&1; then
-      tail -n 4 "$logs/sanitizer-$tool.log"
-    else
-      status=1; grep -E "ERROR SUMMARY|Invalid|Race|FAILED|Error" "$logs/sanitizer-$tool.log" | head -30
-    fi
+  for t in "$build"/tests/dattn_tests_*; do
+    [ -x "$t" ] && [ -f "$t" ] || continue
+    # FrameOps runs each case on the CPU and, when present, on CUDA.
+    "$t" --gtest_list_tests --gtest_filter='*Cuda*:FrameOps*' | grep -q '^  ' || continue  # no CUDA tests in it
+    sanitize memcheck "$t" '*Cuda*:FrameOps*'
   done
+  sanitize racecheck "$build/tests/dattn_tests_attention" 'FlashCuda*:FlashHopperCuda*:CudaSdpa*:SparseCuda*:BlockMaskCuda*'
 else
   echo "compute-sanitizer not found: sanitizer runs skipped"; status=1
 fi

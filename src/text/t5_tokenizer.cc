@@ -36,7 +36,7 @@ nlohmann::json read_config(const std::string& path) {
     nlohmann::json j = nlohmann::json::parse(in);
     if (!j.is_object()) throw UserError(path + ": expected a JSON object");
     return j;
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a huge number
     throw UserError(path + ": not valid JSON: " + e.what());
   }
 }

@@ -69,6 +69,22 @@ TEST(ConfigFlags, MissingValueIsAnErrorNamingTheFlag) {
   EXPECT_EQ(extract_attention_flags(empty).dotted.front().second, "");
 }
 
+// Found by the fuzzer (tests/fuzz/corpus/fuzz_attention_config/crash_invalid_utf8_role): a role name
+// with bytes that are not UTF-8 was accepted, and writing the config as JSON then threw an internal error.
+TEST(ConfigFlags, TextThatIsNotUtf8IsAnError) {
+  const std::string utf8_error =
+      "Invalid flag --diffusion-attention-config.PATH VALUE: the path or the value is not valid UTF-8 text.";
+  for (const std::string& bad : {std::string("s\xe5\xff\xff\x7f"), std::string("\xc0\xaf"),   // overlong
+                                 std::string("\xed\xa0\x80"), std::string("caf\xc3")})      // surrogate, cut short
+  {
+    EXPECT_EQ(flags_error({"--diffusion-attention-config.per_role." + bad + ".backend", "FLASH_ATTN"}), utf8_error);
+    EXPECT_EQ(flags_error({"--diffusion-attention-config.default.extra.k", bad}), utf8_error);
+  }
+  // Well-formed non-ASCII text is fine.
+  EXPECT_EQ(config_of({"--diffusion-attention-config.per_role.caf\xc3\xa9.backend", "FLASH_ATTN"}).to_json().dump(),
+            config_of({"--diffusion-attention-config.per_role.caf\xc3\xa9.backend=FLASH_ATTN"}).to_json().dump());
+}
+
 TEST(ConfigFlags, RepeatedFlagsAreErrors) {
   EXPECT_EQ(flags_error({"--diffusion-attention-backend", "A", "--diffusion-attention-backend", "B"}),
             "--diffusion-attention-backend given more than once.");

@@ -193,6 +193,15 @@ TEST(ConfigJson, MalformedTextIsAOneLineErrorWithPosition) {
   EXPECT_EQ(msg.find("[json.exception"), std::string::npos) << msg;
 }
 
+// Found by the fuzzer (tests/fuzz/corpus/fuzz_attention_config/crash_number_out_of_range): a number past
+// double's range made nlohmann throw out_of_range, which escaped as an internal error.
+TEST(ConfigJson, NumberOutOfRangeIsAConfigError) {
+  const std::string msg =
+      config_error([] { AttentionConfig::from_json_string(R"({"default":{"backend":"SPARSE_BLOCK","extra":{"density":6e666}}})"); });
+  EXPECT_EQ(msg.rfind("Invalid JSON in diffusion attention config: ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("6e666"), std::string::npos) << msg;
+}
+
 TEST(ConfigJson, NormalizedCanonicalisesAndValidates) {
   AttentionConfig c;
   c.default_spec = AttentionSpec{"auto"};

@@ -1,6 +1,7 @@
 // The attention flags of a command line (spec section 3): the shorthand, the JSON blob and the dotted
 // flags. The blob is read first, dotted flags land on top of it, and only then is the result
 // normalised, so a dotted flag may complete a role the blob started (and vice versa).
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,6 +21,26 @@ constexpr std::string_view kConfigFlag = "--diffusion-attention-config";
 constexpr std::string_view kConfigShort = "-dac";
 
 std::string dotted_flag(std::string_view path) { return std::string(kConfigFlag) + "." + std::string(path); }
+
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF): role
+// names and values end up in JSON, which holds only text.
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+    if (n < 0 || s.size() - i <= static_cast<std::size_t>(n)) return false;  // a bad lead byte, or cut short
+    std::uint32_t cp = n == 0 ? c : (c & (0x3F >> n));
+    for (int k = 1; k <= n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    constexpr std::uint32_t kMin[4] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += static_cast<std::size_t>(n) + 1;
+  }
+  return true;
+}
 
 // The value of the flag at args[i]: after '=' or the next argument. A next argument that starts with
 // "--" is another flag, so the value counts as missing rather than swallowing it.
@@ -106,6 +127,9 @@ AttentionFlags extract_attention_flags(std::vector<std::string>& args) {
                flag[kConfigFlag.size()] == '.') {
       std::string path = flag.substr(kConfigFlag.size() + 1);
       std::string value = take_value(args, i, flag, "a value");
+      if (!valid_utf8(path) || !valid_utf8(value))
+        throw ConfigError("Invalid flag " + std::string(kConfigFlag) + ".PATH VALUE: the path or the value is not " +
+                          "valid UTF-8 text.");
       flags.dotted.emplace_back(std::move(path), std::move(value));
     } else {
       ++i;  // not ours: left for the command's own parser

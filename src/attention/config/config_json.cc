@@ -125,7 +125,7 @@ AttentionConfig finalize(const RawConfig& raw) {
 json parse_json_text(std::string_view text, std::string_view what) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past double's range
     // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line/column and reason.
     std::string reason = e.what();
     if (auto tag = reason.find("] "); reason.rfind("[json.exception.", 0) == 0 && tag != std::string::npos)

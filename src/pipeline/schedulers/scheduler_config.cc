@@ -112,7 +112,7 @@ std::unique_ptr<Scheduler> scheduler_from_json(const std::string& json_text, con
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a huge number
     throw UserError(source + ": not valid JSON: " + e.what());
   }
   if (!j.is_object()) throw UserError(source + ": expected a JSON object, got " + std::string(j.type_name()));
