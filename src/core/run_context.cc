@@ -118,13 +118,14 @@ RunContext& default_context(Device device, int device_index) {
   // Never destroyed (see the header). Each is owned by a leaked shared_ptr so that shared_from_this()
   // works for the buffers it allocates; the atomic pointer makes the common path lock-free.
   static std::array<std::atomic<RunContext*>, kMaxDevices + 1> contexts{};
+  static std::array<std::shared_ptr<RunContext>*, kMaxDevices + 1> owners{};  // kept reachable: not a leak
   static std::mutex mutex;
   const std::size_t slot = device == Device::CPU ? kMaxDevices : static_cast<std::size_t>(device_index);
   if (RunContext* c = contexts[slot].load(std::memory_order_acquire)) return *c;
   const std::lock_guard<std::mutex> lock(mutex);
   if (!contexts[slot].load()) {
-    auto* owner = new std::shared_ptr<RunContext>(RunContext::create(device, device_index));
-    contexts[slot].store(owner->get(), std::memory_order_release);
+    owners[slot] = new std::shared_ptr<RunContext>(RunContext::create(device, device_index));
+    contexts[slot].store(owners[slot]->get(), std::memory_order_release);
   }
   return *contexts[slot].load();
 }
