@@ -31,10 +31,6 @@ Command add_transformer_command(CLI::App& root);
 Command add_make_pipeline_command(CLI::App& root);
 Command add_generate_command(CLI::App& root);
 
-// Refuses a first word that names no command, before CLI11 (which says only "A subcommand is
-// required"): throws UserError "unknown command 'WORD'; commands are: ...".
-void check_command_word(const std::vector<std::string>& args, const std::vector<Command>& commands);
-
 // Adds the attention configuration flags to a command's --help (they are parsed before CLI11 runs).
 void document_attention_flags(CLI::App& app);
 

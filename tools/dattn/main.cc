@@ -10,6 +10,7 @@
 #include "dattn/core/error.h"
 #include "dattn/version.h"
 #include "dattn/command.h"
+#include "dattn/command_word.h"
 #include "dattn/help_footer.h"
 
 int main(int argc, char** argv) {
@@ -29,7 +30,9 @@ int main(int argc, char** argv) {
 
     CommandContext ctx;
     ctx.attention_flags = extract_attention_flags(args);
-    check_command_word(args, commands);
+    std::vector<std::string> names;
+    for (const Command& c : commands) names.push_back(c.app->get_name());
+    check_command_word(args, names);
     // CLI11 wants the arguments in reverse order when given as a vector.
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {

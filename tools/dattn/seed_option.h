@@ -1,19 +1,24 @@
 #pragma once
-// --seed: a whole decimal number in [0, max], refused otherwise. CLI11 2.1 would turn -1 into 2^64 - 1
-// and 2^64 into 2^64 - 1 for an unsigned 64-bit option: two different requests silently run one seed.
+// --seed on a command, parsed by parse_seed (seed_text.h) so that out-of-range values are errors.
 #include <cstdint>
 #include <limits>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
+#include "dattn/seed_text.h"
+
 namespace dattn::tool {
 
-// Parses `text` as a seed; throws UserError "--seed 'TEXT': expected a whole number from 0 to MAX".
-std::uint64_t parse_seed(const std::string& text, std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
-
-// Registers --seed on `app`, stored in `seed` (whose value is the shown default).
-CLI::Option* add_seed_option(CLI::App& app, std::uint64_t& seed, const std::string& help,
-                             std::uint64_t max = std::numeric_limits<std::uint64_t>::max());
+// Registers --seed on `app`, stored in `seed` (whose value is the shown default). The callback runs
+// during parsing; main turns its UserError into the usual one-line error.
+inline CLI::Option* add_seed_option(CLI::App& app, std::uint64_t& seed, const std::string& help,
+                                    std::uint64_t max = std::numeric_limits<std::uint64_t>::max()) {
+  return app
+      .add_option_function<std::string>(
+          "--seed", [&seed, max](const std::string& text) { seed = parse_seed(text, max); }, help)
+      ->type_name("UINT")
+      ->default_str(std::to_string(seed));
+}
 
 }  // namespace dattn::tool

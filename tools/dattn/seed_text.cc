@@ -1,4 +1,4 @@
-#include "dattn/seed_option.h"
+#include "dattn/seed_text.h"
 
 #include <charconv>
 #include <system_error>
@@ -14,15 +14,6 @@ std::uint64_t parse_seed(const std::string& text, std::uint64_t max) {
   if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value > max)
     throw UserError("--seed '" + text + "': expected a whole number from 0 to " + std::to_string(max));
   return value;
-}
-
-CLI::Option* add_seed_option(CLI::App& app, std::uint64_t& seed, const std::string& help, std::uint64_t max) {
-  // The callback runs during parsing; main turns the UserError into the usual one-line error.
-  return app
-      .add_option_function<std::string>(
-          "--seed", [&seed, max](const std::string& text) { seed = parse_seed(text, max); }, help)
-      ->type_name("UINT")
-      ->default_str(std::to_string(seed));
 }
 
 }  // namespace dattn::tool
