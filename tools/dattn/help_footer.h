@@ -10,7 +10,7 @@ inline constexpr const char* kHelpFooter =
     "pipeline folder or a Hugging Face id (ORG/NAME) already in the local Hugging Face cache.\n"
     "\n"
     "Try it from a clone of dattn: make a small Wan pipeline with random weights (so the video is\n"
-    "structured noise), then generate a video with it on the CPU (a few seconds):\n"
+    "structured noise), then generate a video with it (on a GPU when one is visible, else the CPU):\n"
     "  dattn make-pipeline --out demo-model --transformer-config scripts/demo-model/transformer.json "
     "--vae-config scripts/demo-model/vae.json --text-encoder-config scripts/demo-model/text_encoder.json "
     "--tokenizer tests/golden/wan_tiny/pipeline/tokenizer "
