@@ -29,7 +29,7 @@ class PendingFile {
   PendingFile& operator=(const PendingFile&) = delete;
 
   const std::string& path() const { return path_; }
-  // "DIR/.NAME.dattn-tmp-PID-N.EXT": hidden, unique per process and file, same extension.
+  // "DIR/.STEM.dattn-tmp-PID-N.EXT": hidden, unique per process and file, same extension.
   const std::string& temp() const { return temp_; }
   // Renames temp() over path(), keeping an existing file's permission bits. Throws UserError when the
   // temporary was not written or the rename fails (the temporary is then removed).
