@@ -1,14 +1,17 @@
 # The README's two commands. Both install missing Debian packages, configure and build as needed.
-#   make demo   the main job (see README)
+#   make demo   the main job (see README): builds only the dattn binary, without CUDA unless asked
 #   make test   build and run every test (what CI runs)
-# DATTN_CUDA=auto|on|off picks the CUDA build (auto: when nvcc is found). BUILD_DIR defaults to build.
+# DATTN_CUDA=auto|on|off picks the CUDA build (auto: when nvcc is found); `make test` defaults to auto,
+# `make demo` to off (the demo runs on the CPU; DATTN_CUDA=on or auto builds the CUDA kernels too).
+# BUILD_DIR defaults to build.
 BUILD_DIR ?= build
+DEMO_CUDA := $(if $(filter command line environment,$(origin DATTN_CUDA)),$(DATTN_CUDA),off)
 DATTN_CUDA ?= auto
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo clean sanitize fuzz
+.PHONY: all deps configure configure-demo build test demo clean sanitize fuzz
 
 all: build
 
@@ -21,6 +24,14 @@ configure: deps
 	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDATTN_CUDA=$(DATTN_CUDA) $(CMAKE_FLAGS); \
 	fi
 
+# The demo keeps a build folder that is already configured (e.g. by make test), unless DATTN_CUDA is
+# given and differs; a fresh one is configured with DEMO_CUDA.
+configure-demo: deps
+	@if [ ! -f $(BUILD_DIR)/CMakeCache.txt ] || \
+	    { [ "$(origin DATTN_CUDA)" != file ] && ! grep -q "^DATTN_CUDA:STRING=$(DEMO_CUDA)$$" $(BUILD_DIR)/CMakeCache.txt; }; then \
+	  cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDATTN_CUDA=$(DEMO_CUDA) $(CMAKE_FLAGS); \
+	fi
+
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
@@ -28,7 +39,9 @@ test: build
 	@# Passive OpenMP waits: parallel test processes on few cores must not spin against each other.
 	@cd $(BUILD_DIR) && OMP_WAIT_POLICY=passive ctest --output-on-failure -j $(JOBS)
 
-demo: build
+# Only what the demo runs: the dattn binary (no tests, benchmarks or, unless asked, CUDA kernels).
+demo: configure-demo
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target dattn
 	@./scripts/demo.sh $(BUILD_DIR)/dattn
 
 # The CPU tests under ASan + UBSan, and each libFuzzer target for FUZZ_SECONDS seconds (clang, build-san/).

@@ -26,9 +26,11 @@ golden=tests/golden/wan_tiny/pipeline
 # OMP_WAIT_POLICY=passive: idle OpenMP threads sleep instead of spinning, which keeps the many short
 # parallel regions of a small model fast when the cores are shared (8 s instead of 60 s measured on a
 # busy 2-core machine).
+# --device cpu: the default (auto) would run on a GPU where this binary has CUDA and one is visible.
 section "text to video on the CPU (dattn generate)"
-OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} "$dattn" generate --model "$out" --prompt "A red fox trotting through fresh snow at dawn" \
-  --height 128 --width 192 --num-frames 17 --num-inference-steps 8 --guidance-scale 5 --seed 0 \
+OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} "$dattn" generate --device cpu --model "$out" \
+  --prompt "A red fox trotting through fresh snow at dawn" --height 128 --width 192 --num-frames 17 \
+  --num-inference-steps 8 --guidance-scale 5 --seed 0 \
   --output "$out/demo.mp4" --report "$out/demo.json"
 
 # The same request twice: SPARSE_BLOCK (half the key blocks) as asked, then every role on FLASH_ATTN,
@@ -36,8 +38,9 @@ OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} "$dattn" generate --model "$out" --p
 # random weights attention is diffuse, so dropping half the blocks costs real quality (about 25 dB):
 # exactly what this check exists to show before a lossy backend is trusted. Progress is on stderr.
 section "validating SPARSE_BLOCK against FLASH_ATTN on the model (dattn generate --validate-against)"
-OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} "$dattn" generate --model "$out" --prompt "A red fox trotting through fresh snow at dawn" \
-  --height 128 --width 192 --num-frames 9 --num-inference-steps 4 --guidance-scale 5 --seed 0 \
+OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} "$dattn" generate --device cpu --model "$out" \
+  --prompt "A red fox trotting through fresh snow at dawn" --height 128 --width 192 --num-frames 9 \
+  --num-inference-steps 4 --guidance-scale 5 --seed 0 \
   --output "$out/demo-sparse.safetensors" --diffusion-attention-backend SPARSE_BLOCK \
   --diffusion-attention-config.default.extra.density 0.5 --validate-against FLASH_ATTN |
   sed -n '/^validation/,$p'

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dattn/core/error.h"
+#include "dattn/io/output_file.h"
 #include "dattn/io/safetensors.h"
 
 namespace dattn {
@@ -40,7 +41,9 @@ void write_safetensors(const std::string& path, const std::vector<WrittenTensor>
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // align the data section to 8 bytes
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  // Written under a temporary name and renamed when complete: an existing file is replaced whole.
+  PendingFile file(path);
+  std::ofstream out(file.temp(), std::ios::binary | std::ios::trunc);
   if (!out) fail("", std::string("cannot open for writing: ") + std::strerror(errno));
   const std::uint64_t n = text.size();  // little-endian host, as the reader asserts
   out.write(reinterpret_cast<const char*>(&n), sizeof n);
@@ -49,6 +52,7 @@ void write_safetensors(const std::string& path, const std::vector<WrittenTensor>
     out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
   out.close();
   if (!out) fail("", "write failed (disk full?)");
+  file.commit();
 }
 
 }  // namespace dattn

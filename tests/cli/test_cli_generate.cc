@@ -34,7 +34,7 @@ std::string temp_path(const std::string& tag) {
 // when repeated, so tests replace a flag by building the line themselves).
 std::string golden_args(const std::string& output, const std::string& size = "--height 64 --width 96",
                         const std::string& frames = "--num-frames 9") {
-  return "generate --model " + shell_quote(golden(kPipeline)) +
+  return "generate --device cpu --model " + shell_quote(golden(kPipeline)) +
          " --prompt 'A dog running across a field of golden wheat.' --negative-prompt '' " + size + " " + frames +
          " --num-inference-steps 4 --guidance-scale 5 --output " + shell_quote(output);
 }
@@ -79,7 +79,7 @@ TEST(CliGenerate, SeededRunOnARandomPipelineWritesAnMp4) {
       shell_quote(configs + "/text_encoder/config.json") + " --tokenizer " + shell_quote(configs + "/tokenizer") +
       " --scheduler-config " + shell_quote(configs + "/scheduler/scheduler_config.json") + " --out " + shell_quote(model));
   ASSERT_EQ(made.status, 0) << made.err;
-  const CliResult r = run_dattn("generate --model " + shell_quote(model) +
+  const CliResult r = run_dattn("generate --device cpu --model " + shell_quote(model) +
                                 " --prompt 'a red fox' --height 64 --width 64 --num-frames 5 --num-inference-steps 2"
                                 " --seed 3 --output " + shell_quote(out));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -116,8 +116,12 @@ TEST(CliGenerate, RefusesBadArgumentsBeforeAnyWork) {
                      " --prompt x --height 64 --width 96 --num-frames 9 --num-inference-steps 1 --output " +
                      shell_quote(out),
                  out, "no such directory");
-  const std::string unwritable = temp_path("no_such_folder") + "/" + kVideoName;
-  expect_refused(golden_args(unwritable), unwritable, "does not exist");
+  // A missing folder is made (tests/cli/test_cli_front_door.cc); a file in its way is refused.
+  const std::string in_the_way = temp_path("a_file");
+  std::ofstream(in_the_way) << "x";
+  const std::string unwritable = in_the_way + "/" + kVideoName;
+  expect_refused(golden_args(unwritable), unwritable, "cannot create folder '" + in_the_way + "'");
+  fs::remove(in_the_way);
   expect_refused(golden_args(temp_path("bad.avi")), temp_path("bad.avi"), ".avi");
   expect_refused(golden_args(out) + " --validate-against NOPE", out, "Unknown diffusion attention backend: 'NOPE'");
   expect_refused(golden_args(out) + " --validate-min-psnr 30", out, "--validate-min-psnr needs --validate-against");

@@ -45,7 +45,7 @@ TEST(CliPipelineReuse, ThreeRequestsInARowEqualThreeFreshProcesses) {
     const std::string out = ::testing::TempDir() + "dattn_reuse_" + std::to_string(getpid()) + "_" +
                             std::to_string(i) + ".safetensors";
     const CliResult cli = run_dattn(
-        "generate --model " + shell_quote(model) + " --prompt " + shell_quote(c.prompt) + " --seed " +
+        "generate --device cpu --model " + shell_quote(model) + " --prompt " + shell_quote(c.prompt) + " --seed " +
         std::to_string(c.seed) + " --height " + std::to_string(c.height) + " --width " + std::to_string(c.width) +
         " --num-frames " + std::to_string(c.frames) + " --num-inference-steps " + std::to_string(c.steps) +
         " --guidance-scale " + std::to_string(c.guidance) + " --output " + shell_quote(out));

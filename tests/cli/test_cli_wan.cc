@@ -26,7 +26,8 @@ const std::string kTinyModel = "wan_tiny/pipeline/transformer";
 const std::string kT2vCase = "wan_tiny/cases/transformer_t2v_scalar_t.safetensors";
 
 std::string temp_path(const std::string& tag) {
-  const fs::path p = fs::path(::testing::TempDir()) / ("dattn_cli_wan_" + tag + "_" + std::to_string(getpid()));
+  // The tag last: it carries the extension `dattn transformer` checks.
+  const fs::path p = fs::path(::testing::TempDir()) / ("dattn_cli_wan_" + std::to_string(getpid()) + "_" + tag);
   fs::remove_all(p);
   return p.string();
 }
@@ -54,7 +55,7 @@ ErrorStats compare_files(const std::string& got_path, const std::string& want_pa
 
 TEST(CliTransformer, ReproducesTheGoldenOutput) {
   const std::string out = temp_path("t2v_out.safetensors");
-  const CliResult r = run_dattn("transformer --model " + shell_quote(golden(kTinyModel)) + " --inputs " +
+  const CliResult r = run_dattn("transformer --device cpu --model " + shell_quote(golden(kTinyModel)) + " --inputs " +
                                 shell_quote(golden(kT2vCase)) + " --output " + shell_quote(out));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("output.sample [1,8,3,8,12] -> "), std::string::npos) << r.out;
@@ -70,7 +71,7 @@ TEST(CliTransformer, ReproducesTheGoldenOutput) {
 TEST(CliTransformer, TakesAttentionFlagsAndRunDtype) {
   const std::string out = temp_path("ti2v_out.safetensors");
   const std::string ti2v = golden("wan_tiny/cases/transformer_ti2v_token_t.safetensors");
-  const CliResult r = run_dattn("transformer --model " + shell_quote(golden(kTinyModel)) + " --inputs " +
+  const CliResult r = run_dattn("transformer --device cpu --model " + shell_quote(golden(kTinyModel)) + " --inputs " +
                                 shell_quote(ti2v) + " --output " + shell_quote(out) +
                                 " --dtype bf16 --diffusion-attention-config.per_role.cross.backend TORCH_SDPA");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -85,15 +86,15 @@ TEST(CliTransformer, TakesAttentionFlagsAndRunDtype) {
 TEST(CliTransformer, BadArgumentsAreOneLineErrors) {
   const std::string model = shell_quote(golden(kTinyModel)), inputs = shell_quote(golden(kT2vCase));
   const std::string out = shell_quote(temp_path("bad_out.safetensors"));
-  expect_user_error(run_dattn("transformer --model " + model + " --inputs " + inputs + " --output " + out + " --dtype int8"),
-                    "dattn: error: --dtype 'int8': expected fp32, bf16 or fp16");
+  expect_user_error(run_dattn("transformer --device cpu --model " + model + " --inputs " + inputs + " --output " + out + " --dtype int8"),
+                    "dattn: error: --dtype 'int8': expected auto, fp32, bf16 or fp16");
   expect_user_error(run_dattn("transformer --model " + model + " --inputs " + inputs + " --output " + out +
                               " --device tpu"),
-                    "dattn: error: --device 'tpu': expected cpu or cuda");
+                    "dattn: error: --device 'tpu': expected auto, cpu or cuda");
   expect_user_error(run_dattn("transformer --model /nonexistent --inputs " + inputs + " --output " + out),
                     "/nonexistent/config.json: cannot open");
   // The layer logs its resolution before it checks it, so the error is the last of two lines.
-  const CliResult sage = run_dattn("transformer --model " + model + " --inputs " + inputs + " --output " + out +
+  const CliResult sage = run_dattn("transformer --device cpu --model " + model + " --inputs " + inputs + " --output " + out +
                                    " --diffusion-attention-backend SAGE_ATTN");
   EXPECT_EQ(sage.status, 2);
   EXPECT_NE(sage.err.find("\ndattn: error: SAGE_ATTN cannot run role 'self' (blocks.0.attn1): dtype fp32 not in "
@@ -110,9 +111,9 @@ TEST(CliTransformer, BadArgumentsAreOneLineErrors) {
                   std::vector<std::uint8_t>(src.data(name), src.data(name) + (info.end - info.begin))});
   }
   write_safetensors(partial, ts);
-  expect_user_error(run_dattn("transformer --model " + model + " --inputs " + shell_quote(partial) + " --output " + out),
+  expect_user_error(run_dattn("transformer --device cpu --model " + model + " --inputs " + shell_quote(partial) + " --output " + out),
                     partial + ": tensor 'input.timestep' not found");
-  EXPECT_EQ(run_dattn("transformer --model " + model + " --output " + out).status, 2);  // --inputs is required
+  EXPECT_EQ(run_dattn("transformer --device cpu --model " + model + " --output " + out).status, 2);  // --inputs is required
 }
 
 TEST(CliMakeCheckpoint, WritesALoadableDeterministicCheckpoint) {
@@ -139,7 +140,7 @@ TEST(CliMakeCheckpoint, WritesALoadableDeterministicCheckpoint) {
   for (double v : f.read_f64("blocks.0.norm2.weight")) EXPECT_NEAR(v, 1.0, 0.15);
 
   const std::string out = temp_path("ckpt_out.safetensors");
-  const CliResult run = run_dattn("transformer --model " + shell_quote(a) + " --inputs " + shell_quote(golden(kT2vCase)) +
+  const CliResult run = run_dattn("transformer --device cpu --model " + shell_quote(a) + " --inputs " + shell_quote(golden(kT2vCase)) +
                                   " --output " + shell_quote(out) + " --dtype bf16");
   ASSERT_EQ(run.status, 0) << run.err;
   const auto v = SafetensorsFile(out).read_f64("output.sample");
@@ -169,7 +170,7 @@ TEST(CliMakeCheckpoint, ShardsLikeDiffusersAndLoadsTheSame) {
     }
   const std::string o1 = temp_path("single_out.safetensors"), o2 = temp_path("sharded_out.safetensors");
   for (const auto& [dir, out] : {std::pair{single, o1}, std::pair{sharded, o2}})
-    ASSERT_EQ(run_dattn("transformer --model " + shell_quote(dir) + " --inputs " + shell_quote(golden(kT2vCase)) +
+    ASSERT_EQ(run_dattn("transformer --device cpu --model " + shell_quote(dir) + " --inputs " + shell_quote(golden(kT2vCase)) +
                         " --output " + shell_quote(out)).status, 0);
   EXPECT_EQ(compare_files(o1, o2).rel_l2, 0.0);  // same seed, same weights, however stored
 }

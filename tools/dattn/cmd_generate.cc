@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <memory>
@@ -18,16 +17,20 @@
 #include "dattn/device_option.h"
 #include "dattn/generate_report.h"
 #include "dattn/generate_validation.h"
+#include "dattn/io/output_file.h"
 #include "dattn/io/video_writer.h"
+#include "dattn/model_option.h"
 #include "dattn/pipeline/noise.h"
 #include "dattn/pipeline/pipeline.h"
+#include "dattn/run_dtype_option.h"
+#include "dattn/seed_option.h"
 
 namespace dattn::tool {
 namespace {
 
 struct GenerateOptions {
-  std::string model, prompt, negative_prompt, output, initial_latents, report;
-  std::string device = "cpu", dtype = "fp32", guidance;
+  std::string model, revision, prompt, negative_prompt, output, initial_latents, report;
+  std::string device = "auto", dtype = "auto", guidance;
   std::int64_t height = 0, width = 0, num_frames = 0;
   int steps = 0, fps = 16;
   std::uint64_t seed = 0;
@@ -40,22 +43,6 @@ struct GenerateOptions {
 
 // Exit status when --validate-min-psnr is not met (the output and report are written all the same).
 constexpr int kValidationFailed = 3;
-
-DType run_dtype(const std::string& text) {
-  const auto d = parse_dtype(text);
-  if (!d || (*d != DType::F32 && *d != DType::BF16 && *d != DType::F16))
-    throw UserError("--dtype '" + text + "': expected fp32, bf16 or fp16");
-  return *d;
-}
-
-// The report is written last; a folder that does not exist would lose a whole run's summary.
-void check_report_path(const std::string& path) {
-  if (path.empty()) return;
-  const std::filesystem::path p(path);
-  const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
-  if (!std::filesystem::is_directory(dir))
-    throw UserError("--report '" + path + "': folder '" + dir.string() + "' does not exist");
-}
 
 std::string mib(std::int64_t bytes) {
   char buf[64];
@@ -134,7 +121,8 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   // reads only its configs and resolves its attention roles.
   PipelineOptions options;
   options.device = device_from_option(o.device);
-  options.dtype = run_dtype(o.dtype);
+  options.dtype = run_dtype_from_option(o.dtype, options.device);
+  const std::string model_dir = model_dir_from_option(o.model, o.revision);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time
   if (!o.guidance.empty()) {
@@ -142,7 +130,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     if (!options.guidance)
       throw UserError("--guidance '" + o.guidance + "': expected sequential or batched");
   }
-  std::unique_ptr<Pipeline> pipeline = load_pipeline(o.model, options);
+  std::unique_ptr<Pipeline> pipeline = load_pipeline(model_dir, options);
   GenerationRequest request;
   request.prompt = o.prompt;
   request.negative_prompt = o.negative_prompt;
@@ -158,18 +146,25 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   VideoWriteOptions video;
   video.fps = o.fps;
   if (o.fps < 1) throw UserError("--fps " + std::to_string(o.fps) + " must be at least 1");
-  check_output_path(o.output, video);
+  video_format_for(o.output);  // a bad extension is refused before any folder is made
   check_frame_size(o.output, o.height, o.width);
-  check_report_path(o.report);
   if (o.validate_min_psnr && o.validate_against.empty())
     throw UserError("--validate-min-psnr needs --validate-against BACKEND (the run to compare with)");
+  // The folders are made as `mkdir -p` would once the request is known to be good, then checked: the
+  // report is written last, and a run must not end in "cannot write".
+  create_parent_folders(o.output, "output");
+  check_output_path(o.output, video);
+  if (!o.report.empty()) {
+    create_parent_folders(o.report, "--report");
+    check_output_file(o.report, "--report");
+  }
   const bool validate = !o.validate_against.empty();
   // The baseline is a second pipeline of the same model with every role on the baseline backend.
   std::unique_ptr<Pipeline> baseline;
   if (validate) {
     PipelineOptions base_options = options;
     base_options.attention = baseline_settings(o.validate_against);
-    baseline = load_pipeline(o.model, base_options);
+    baseline = load_pipeline(model_dir, base_options);
   }
   if (validate && o.validate_warmup_steps > 0) {
     warm_up(request, o.validate_warmup_steps, {pipeline.get(), baseline.get()});
@@ -224,9 +219,12 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     std::int64_t device_peak = -1;
     for (const auto& m : stage_memory) device_peak = std::max(device_peak, m.peak_device_bytes);
     j["peak_device_bytes"] = device_peak >= 0 ? nlohmann::json(device_peak) : nlohmann::json(nullptr);
-    std::ofstream out(o.report);
-    out << j.dump(2) << "\n";
-    if (!out) throw UserError("--report '" + o.report + "': cannot write");
+    write_file_replacing(o.report, [&](const std::string& temp) {
+      std::ofstream out(temp);
+      out << j.dump(2) << "\n";
+      out.close();
+      if (!out) throw UserError("--report '" + o.report + "': cannot write");
+    });
   }
   if (validation && o.validate_min_psnr && !(validation->psnr_db >= *o.validate_min_psnr)) {
     std::fprintf(stderr, "dattn: validation failed: video PSNR %.2f dB against %s is below --validate-min-psnr %g\n",
@@ -243,8 +241,13 @@ Command add_generate_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "generate", "Text to video with a diffusers pipeline directory (WanPipeline); writes .mp4, .png or "
                   ".safetensors by the output's extension");
-  app->add_option("--model", o->model, "The pipeline directory (model_index.json, transformer/, vae/, ...)")
-      ->required()->type_name("DIR");
+  app->add_option("--model", o->model,
+                  "The pipeline directory (model_index.json, transformer/, vae/, ...), or a Hugging Face id "
+                  "ORG/NAME in the local Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub)")
+      ->required()->type_name("DIR|ORG/NAME");
+  app->add_option("--revision", o->revision,
+                  "With a Hugging Face id: the branch, tag (read from the cache's refs/) or commit hash; default main")
+      ->type_name("REV");
   app->add_option("--prompt", o->prompt, "What to generate")->required()->type_name("TEXT");
   app->add_option("--negative-prompt", o->negative_prompt, "What to steer away from (with guidance > 1)")
       ->type_name("TEXT");
@@ -253,7 +256,7 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--width", o->width, "Video width in pixels (a multiple of the model's factor)")->required();
   app->add_option("--num-frames", o->num_frames, "Number of frames, 4k+1")->required();
   app->add_option("--num-inference-steps", o->steps, "Denoising steps")->required();
-  app->add_option("--seed", o->seed, "Seed of dattn's initial noise (not torch's generator)")->capture_default_str();
+  add_seed_option(*app, o->seed, "Seed of dattn's initial noise (not torch's generator), 0 to 2^64-1");
   app->add_option("--guidance-scale", o->guidance_scale, "Classifier-free guidance scale (off at <= 1)")
       ->capture_default_str();
   app->add_option("--flow-shift", o->flow_shift, "Overrides the scheduler config's flow_shift");
@@ -262,8 +265,12 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--initial-latents", o->initial_latents,
                   "Safetensors file with the initial noise (tensor input.latents or latents) instead of --seed")
       ->type_name("FILE");
-  app->add_option("--device", o->device, "cpu or cuda: where the text encoder and the transformer run")->capture_default_str();
-  app->add_option("--dtype", o->dtype, "Transformer dtype: fp32, bf16 or fp16")->capture_default_str();
+  app->add_option("--device", o->device,
+                  "auto (cuda when a GPU is visible, else cpu), cpu or cuda: where the text encoder and the "
+                  "transformer run")
+      ->capture_default_str();
+  app->add_option("--dtype", o->dtype, "Transformer dtype: auto (bf16 on cuda, fp32 on cpu), fp32, bf16 or fp16")
+      ->capture_default_str();
   app->add_option("--guidance", o->guidance,
                   "Classifier-free guidance strategy: batched (conditional and unconditional as one batch-2 "
                   "forward) or sequential (two forwards); default: the model's choice (Wan: sequential)")

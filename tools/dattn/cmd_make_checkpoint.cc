@@ -8,6 +8,7 @@
 #include "dattn/command.h"
 #include "dattn/core/error.h"
 #include "dattn/models/random_checkpoint.h"
+#include "dattn/seed_option.h"
 
 namespace dattn::tool {
 namespace {
@@ -53,7 +54,7 @@ Command add_make_checkpoint_command(CLI::App& root) {
   app->add_option("--dtype", o->dtype,
                   "fp32, bf16 or fp16 (parameters the model keeps in float32 are written as F32)")
       ->capture_default_str();
-  app->add_option("--seed", o->seed, "Seed of the weights (the same seed gives the same bytes)")->capture_default_str();
+  add_seed_option(*app, o->seed, "Seed of the weights (the same seed gives the same bytes), 0 to 2^64-1");
   app->add_option("--max-shard-size", o->max_shard_size,
                   "Shard the weights above this size, with an index, as diffusers does (B, KB, MB, GB, KiB...)")
       ->capture_default_str()->type_name("SIZE");

@@ -8,6 +8,7 @@
 #include "dattn/command.h"
 #include "dattn/core/error.h"
 #include "dattn/pipeline/wan/random_pipeline.h"
+#include "dattn/seed_option.h"
 
 namespace dattn::tool {
 namespace {
@@ -58,7 +59,7 @@ Command add_make_pipeline_command(CLI::App& root) {
   app->add_option("--text-encoder-dtype", o->text_encoder_dtype,
                   "umT5 weights: fp32 or bf16 (bf16 for umT5-XXL: 11.4 GB instead of 22.8 GB)")
       ->capture_default_str();
-  app->add_option("--seed", o->spec.seed, "Seed of the weights")->capture_default_str();
+  add_seed_option(*app, o->spec.seed, "Seed of the weights, 0 to 2^64-1");
   return {app, false, [o](const CommandContext&) { return run_make_pipeline(*o); }};
 }
 

@@ -1,39 +1,66 @@
 // dattn transformer: one forward of a transformer checkpoint on inputs from a safetensors file, written
 // to another, so any case (e.g. the golden ones) can be checked from outside.
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "dattn/attention/metrics.h"
 #include "dattn/command.h"
 #include "dattn/core/error.h"
 #include "dattn/device_option.h"
+#include "dattn/io/output_file.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/io/safetensors_writer.h"
 #include "dattn/io/weight_store.h"
+#include "dattn/model_option.h"
 #include "dattn/models/wan/transformer.h"
+#include "dattn/run_dtype_option.h"
 
 namespace dattn::tool {
 namespace {
 
 struct TransformerOptions {
-  std::string model, inputs, output, device = "cpu", dtype = "fp32";
+  std::string model, revision, inputs, output, device = "auto", dtype = "auto";
 };
 
-DType run_dtype(const std::string& text) {
-  const auto d = parse_dtype(text);
-  if (!d || (*d != DType::F32 && *d != DType::BF16 && *d != DType::F16))
-    throw UserError("--dtype '" + text + "': expected fp32, bf16 or fp16");
-  return *d;
+// The output is a safetensors file whatever its name says: any other extension would mislabel it.
+void check_transformer_output(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != ".safetensors")
+    throw UserError("--output '" + path + "': dattn transformer writes a .safetensors file (tensor output.sample), "
+                    "got extension '" + ext + "'");
+  create_parent_folders(path, "--output");
+  check_output_file(path, "--output");
+}
+
+// A pipeline folder (model_index.json) holds its transformer in transformer/: take that one, so that
+// --model takes the same folder or Hugging Face id as `dattn generate`.
+std::string transformer_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(fs::path(dir) / "config.json", ec) && fs::exists(fs::path(dir) / "model_index.json", ec) &&
+      fs::exists(fs::path(dir) / "transformer" / "config.json", ec)) {
+    const std::string sub = (fs::path(dir) / "transformer").string();
+    std::fprintf(stderr, "[dattn] --model: a pipeline folder; running its transformer, %s\n", sub.c_str());
+    return sub;
+  }
+  return dir;
 }
 
 int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   WanRunOptions run;
   run.device = device_from_option(o.device);
-  run.dtype = run_dtype(o.dtype);
+  run.dtype = run_dtype_from_option(o.dtype, run.device);
   run.attention = settings_from_command_line(ctx.attention_flags);
+  const std::string model_dir = transformer_dir(model_dir_from_option(o.model, o.revision));
+  check_transformer_output(o.output);
   const SafetensorsFile inputs(o.inputs);  // read before the model: a bad file fails fast
   for (const char* name : {"input.hidden_states", "input.timestep", "input.encoder_hidden_states"})
     if (!inputs.contains(name))
@@ -44,7 +71,7 @@ int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   const Tensor text = tensor_from_safetensors(inputs, "input.encoder_hidden_states", DType::F32);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const WanTransformer model = WanTransformer::load(o.model, run);
+  const WanTransformer model = WanTransformer::load(model_dir, run);
   const auto t1 = std::chrono::steady_clock::now();
   const Tensor sample = model.forward(hidden, timestep, text).to(Device::CPU).to(DType::F32);
   const auto t2 = std::chrono::steady_clock::now();
@@ -72,12 +99,20 @@ Command add_transformer_command(CLI::App& root) {
   CLI::App* app = root.add_subcommand(
       "transformer", "Run one transformer forward (WanTransformer3DModel) on input.hidden_states, input.timestep and "
                      "input.encoder_hidden_states from a safetensors file; write output.sample (float32)");
-  app->add_option("--model", o->model, "The transformer directory (config.json + weights, single or sharded)")
-      ->required()->type_name("DIR");
+  app->add_option("--model", o->model,
+                  "The transformer directory (config.json + weights, single or sharded), a pipeline directory "
+                  "(its transformer/ is run), or a Hugging Face id ORG/NAME in the local Hugging Face cache")
+      ->required()->type_name("DIR|ORG/NAME");
+  app->add_option("--revision", o->revision,
+                  "With a Hugging Face id: the branch, tag (read from the cache's refs/) or commit hash; default main")
+      ->type_name("REV");
   app->add_option("--inputs", o->inputs, "Safetensors file with the inputs")->required()->type_name("FILE");
-  app->add_option("--output", o->output, "Safetensors file to write output.sample to")->required()->type_name("FILE");
-  app->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
-  app->add_option("--dtype", o->dtype, "Run dtype: fp32, bf16 or fp16 (weights are converted when loaded)")
+  app->add_option("--output", o->output, "Safetensors file to write output.sample to")->required()
+      ->type_name("FILE.safetensors");
+  app->add_option("--device", o->device, "auto (cuda when a GPU is visible, else cpu), cpu or cuda")
+      ->capture_default_str();
+  app->add_option("--dtype", o->dtype,
+                  "Run dtype: auto (bf16 on cuda, fp32 on cpu), fp32, bf16 or fp16 (weights are converted when loaded)")
       ->capture_default_str();
   document_attention_flags(*app);
   return {app, true, [o](const CommandContext& ctx) { return run_transformer(*o, ctx); }};

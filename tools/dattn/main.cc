@@ -10,6 +10,8 @@
 #include "dattn/core/error.h"
 #include "dattn/version.h"
 #include "dattn/command.h"
+#include "dattn/command_word.h"
+#include "dattn/help_footer.h"
 
 int main(int argc, char** argv) {
   using namespace dattn;
@@ -20,9 +22,7 @@ int main(int argc, char** argv) {
     app.name("dattn");
     app.set_version_flag("--version", std::string(kVersion));
     app.require_subcommand(1);
-    app.footer(
-        "Run 'dattn <command> --help' for a command's options. Attention configuration flags are\n"
-        "described there and in the README (section 'Choosing attention backends').");
+    app.footer(kHelpFooter);
     std::vector<Command> commands = {add_resolve_command(app), add_backends_command(app),
                                      add_attention_command(app),   add_make_checkpoint_command(app),
                                      add_transformer_command(app), add_make_pipeline_command(app),
@@ -30,6 +30,9 @@ int main(int argc, char** argv) {
 
     CommandContext ctx;
     ctx.attention_flags = extract_attention_flags(args);
+    std::vector<std::string> names;
+    for (const Command& c : commands) names.push_back(c.app->get_name());
+    check_command_word(args, names);
     // CLI11 wants the arguments in reverse order when given as a vector.
     std::vector<std::string> reversed(args.rbegin(), args.rend());
     try {

@@ -15,8 +15,10 @@ struct WrittenTensor {
   std::vector<std::uint8_t> bytes;  // little-endian, row-major; size must be numel * element size
 };
 
-// Throws UserError naming the path (and the tensor) for an unknown dtype, a size that does not match the
-// shape, a duplicate or reserved name, or a file that cannot be written.
+// The file is written under a temporary name and renamed over `path` when complete (output_file.h), so
+// an existing file is replaced whole or left as it was. Throws UserError naming the path (and the
+// tensor) for an unknown dtype, a size that does not match the shape, a duplicate or reserved name, or a
+// file that cannot be written.
 void write_safetensors(const std::string& path, const std::vector<WrittenTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 

@@ -2,15 +2,11 @@
 // long generation never ends in "cannot write".
 #include "io/video/output_path.h"
 
-#include <unistd.h>
-
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 
 #include "dattn/core/error.h"
+#include "dattn/io/output_file.h"
 #include "dattn/io/video_writer.h"
 #ifdef DATTN_WITH_FFMPEG
 #include "io/video/av_util.h"
@@ -32,22 +28,7 @@ VideoFormat video_format_for(const std::string& path) {
 
 void check_output_path(const std::string& path, const VideoWriteOptions& options) {
   const VideoFormat format = video_format_for(path);
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw UserError("output '" + path + "': folder '" + dir.string() + "' does not exist");
-  if (fs::is_directory(p, ec)) throw UserError("output '" + path + "' is a folder, expected a file name");
-  // Probe: create and remove a file in the folder (permissions, read-only mounts, full quotas).
-  const fs::path probe = dir / (".dattn_write_probe_" + std::to_string(::getpid()));
-  if (std::FILE* f = std::fopen(probe.c_str(), "wb")) {
-    std::fclose(f);
-    fs::remove(probe, ec);
-  } else {
-    throw UserError("output '" + path + "': cannot write in folder '" + dir.string() + "': " + std::strerror(errno));
-  }
-  if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0)
-    throw UserError("output '" + path + "' exists and cannot be overwritten: " + std::strerror(errno));
+  check_output_file(path, "output");
 #ifndef DATTN_WITH_FFMPEG
   if (format != VideoFormat::SAFETENSORS)
     throw UserError("output '" + path + "': this dattn was built without FFmpeg (DATTN_VIDEO=off or no FFmpeg "

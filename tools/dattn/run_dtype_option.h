@@ -1,0 +1,20 @@
+#pragma once
+// The --dtype option of a model run (generate, transformer), checked: "auto" (bf16 on CUDA, fp32 on the
+// CPU: core/auto_choice.h), fp32, bf16 or fp16.
+#include <string>
+
+#include "dattn/core/auto_choice.h"
+#include "dattn/core/dtype.h"
+#include "dattn/core/error.h"
+
+namespace dattn::tool {
+
+inline DType run_dtype_from_option(const std::string& text, Device device) {
+  if (text == "auto") return auto_run_dtype(device);
+  const auto d = parse_dtype(text);
+  if (!d || (*d != DType::F32 && *d != DType::BF16 && *d != DType::F16))
+    throw UserError("--dtype '" + text + "': expected auto, fp32, bf16 or fp16");
+  return *d;
+}
+
+}  // namespace dattn::tool
