@@ -134,6 +134,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   // reads only its configs and resolves its attention roles.
   PipelineOptions options;
   options.device = device_from_option(o.device);
+  require_usable_device(options.device);
   options.dtype = run_dtype(o.dtype);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time

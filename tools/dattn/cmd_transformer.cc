@@ -32,6 +32,7 @@ DType run_dtype(const std::string& text) {
 int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   WanRunOptions run;
   run.device = device_from_option(o.device);
+  require_usable_device(run.device);
   run.dtype = run_dtype(o.dtype);
   run.attention = settings_from_command_line(ctx.attention_flags);
   const SafetensorsFile inputs(o.inputs);  // read before the model: a bad file fails fast
