@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "dattn/attention/metrics.h"
 #include "dattn/command.h"
@@ -14,6 +15,7 @@
 #include "dattn/io/safetensors_writer.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/models/wan/transformer.h"
+#include "dattn/ops/finite.h"
 
 namespace dattn::tool {
 namespace {
@@ -43,12 +45,21 @@ int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   const Tensor hidden = tensor_from_safetensors(inputs, "input.hidden_states", DType::F32);
   const Tensor timestep = tensor_from_safetensors(inputs, "input.timestep", DType::F64);
   const Tensor text = tensor_from_safetensors(inputs, "input.encoder_hidden_states", DType::F32);
+  for (const auto& [name, t] : {std::pair{"input.hidden_states", &hidden}, {"input.timestep", &timestep},
+                                {"input.encoder_hidden_states", &text}})
+    if (const ops::NonFinite bad = ops::count_nonfinite(*t); bad.count)
+      throw UserError(o.inputs + ": tensor '" + name + "' holds " + std::to_string(bad.count) + " NaN or Inf values");
 
   const auto t0 = std::chrono::steady_clock::now();
   const WanTransformer model = WanTransformer::load(o.model, run);
   const auto t1 = std::chrono::steady_clock::now();
   const Tensor sample = model.forward(hidden, timestep, text).to(Device::CPU).to(DType::F32);
   const auto t2 = std::chrono::steady_clock::now();
+  if (const ops::NonFinite bad = ops::count_nonfinite(sample); bad.count)
+    throw NumericError("the transformer forward produced " + std::to_string(bad.nan) + " NaN and " +
+                       std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(sample.numel()) +
+                       " output values from finite inputs; likely cause: weights with NaN, Inf or huge values (a "
+                       "corrupt or mis-converted checkpoint) or activations overflowing --dtype. Nothing was written.");
 
   WrittenTensor out{"output.sample", "F32", sample.shape(), std::vector<std::uint8_t>(sample.bytes())};
   std::memcpy(out.bytes.data(), sample.data(), sample.bytes());

@@ -7,10 +7,12 @@
 #include <memory>
 #include <optional>
 
+#include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
+#include "dattn/ops/finite.h"
 #include "dattn/pipeline/noise.h"
 #include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/wan/prompt_embeds.h"
@@ -173,7 +175,14 @@ class WanPipeline final : public Pipeline {
   Tensor decode(const Tensor& latents, StageTimes& times) {
     auto vae = vae_.acquire(times);
     StageClock clock;
-    const Tensor video = vae->decode(denormalize_latents(latents, vae->config())).to(Device::CPU);
+    const Tensor decoded = vae->decode(denormalize_latents(latents, vae->config()));
+    // The latents were finite (the denoise loop checks every step): NaN or Inf here is the VAE's.
+    if (const ops::NonFinite bad = ops::count_nonfinite(decoded); bad.count)
+      throw NumericError("vae decode produced non-finite video (" + std::to_string(bad.nan) + " NaN and " +
+                         std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(decoded.numel()) +
+                         " values) from finite latents; likely cause: VAE weights with NaN, Inf or huge values "
+                         "(a corrupt or mis-converted vae/ checkpoint). Nothing was written.");
+    const Tensor video = decoded.to(Device::CPU);
     Tensor frames = postprocess(video);
     times.emplace_back("vae decode", clock.ms());
     return frames;
