@@ -14,7 +14,7 @@ void check_wan_request(const WanPipelineInfo& info, const GenerationRequest& r) 
                               " x the transformer's patch ";
   pipeline::check_multiple("--height", r.height, info.height_multiple(), spatial + std::to_string(patch[1]));
   pipeline::check_multiple("--width", r.width, info.width_multiple(), spatial + std::to_string(patch[2]));
-  pipeline::check_common_fields(r, info.vae.scale_factor_temporal);
+  pipeline::check_common_fields(r, info.vae.scale_factor_temporal, info.num_train_timesteps);
   const std::int64_t ft = info.vae.scale_factor_temporal;
   const std::int64_t latent_frames = (r.num_frames - 1) / ft + 1;
   if (latent_frames % patch[0] != 0)

@@ -22,6 +22,7 @@
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/stage_memory.h"
+#include "pipeline/wan/request_memory.h"
 
 namespace dattn {
 namespace {
@@ -92,7 +93,12 @@ class WanPipeline final : public Pipeline {
   const PipelineOptions& options() const override { return options_; }
   RunContext& context() const override { return *context_; }
   std::vector<Resolution> attention() const override { return attention_; }
-  void check(const GenerationRequest& request) const override { check_wan_request(info_, request); }
+  void check(const GenerationRequest& request) const override {
+    check_wan_request(info_, request);
+    const ContextScope bound(*context_);  // the device whose free memory counts
+    pipeline::check_memory_fits(wan_request_memory(info_, request, options_),
+                                "try a smaller --height/--width or fewer --num-frames");
+  }
   Shape latent_shape(const GenerationRequest& request) const override { return wan_latent_shape(info_, request); }
 
   GenerationResult run(const GenerationRequest& request, const ProgressObserver& observer) override {
