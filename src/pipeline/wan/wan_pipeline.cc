@@ -202,6 +202,7 @@ class WanPipeline final : public Pipeline {
   static std::vector<Resolution> wan_attention_resolutions(const WanTransformerConfig& config,
                                                            const PipelineOptions& options) {
     std::vector<Resolution> out;
+    check_per_role_keys(options.attention.config, wan_attention_roles(config, options.dtype), "WanPipeline's transformer");
     for (const AttentionRoleDecl& role : wan_attention_roles(config, options.dtype))
       out.push_back(resolve_attention(options.attention, role.role, role.category, role.nominal, options.device));
     return out;
