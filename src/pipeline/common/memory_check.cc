@@ -18,7 +18,9 @@ std::int64_t StageNeed::total() const {
 
 void check_memory_fits(const std::vector<StageNeed>& stages, const std::string& hint) {
   const std::int64_t host = host_memory_available_bytes();
-  const std::int64_t device = cuda_free_memory_bytes();
+  // Asked only when a stage is on the device: a CPU run must not initialise CUDA for it.
+  const bool any_device = std::any_of(stages.begin(), stages.end(), [](const StageNeed& s) { return s.on_device; });
+  const std::int64_t device = any_device ? cuda_free_memory_bytes() : -1;
   for (const StageNeed& s : stages) {
     const std::int64_t have = s.on_device ? device : host;
     const std::int64_t need = s.total();
