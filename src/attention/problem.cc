@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "dattn/core/checked_math.h"
 #include "dattn/core/error.h"
 
 namespace dattn {
@@ -35,6 +36,10 @@ void AttentionShape::validate() const {
   if (heads_q % heads_kv != 0)
     throw UserError("attention problem: heads_q = " + std::to_string(heads_q) + " is not a multiple of heads_kv = " +
                     std::to_string(heads_kv) + "; k/v heads must divide q heads");
+  // Every backend and the float64 reference index q/out and k/v with 64-bit sizes: their element
+  // counts, as float64 bytes, must fit (65536^5 elements wrapped around and crashed).
+  if (!product_if_fits({batch, seq_q, heads_q, head_dim, 8}) || !product_if_fits({batch, seq_k, heads_kv, head_dim, 8}))
+    throw UserError("attention problem " + describe() + ": q or k/v has more than 2^60 elements (the size overflows)");
   if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16 && dtype != DType::F64)
     throw UserError("attention problem: dtype " + std::string(dtype_name(dtype)) +
                     " is not an attention input type; expected fp32, bf16, fp16 or fp64");

@@ -37,29 +37,39 @@ void attention_reference_f64(const AttentionProblem& p, std::vector<double>& out
     for (std::int64_t h = 0; h < Hq; ++h) {
       const std::int64_t hk = h / group;
       std::vector<double> score(Sk);
+      std::vector<char> hidden(Sk);
       for (std::int64_t i = 0; i < Sq; ++i) {
         const double* qi = &q[((b * Sq + i) * Hq + h) * D];
         double mx = -std::numeric_limits<double>::infinity();
         for (std::int64_t j = 0; j < Sk; ++j) {
           double sc = -std::numeric_limits<double>::infinity();
-          if (p.key_valid(b, j)) {
+          const double term = p.mask ? general_mask_term(p, b, h, i, j) : 0.0;
+          // A key hidden by padding or a boolean 0 is never scored (torch's masked_fill replaces even a
+          // NaN score); an additive mask is added to the score, NaN included, as torch adds it.
+          const bool masked = !p.key_valid(b, j) || (p.mask && p.mask->type == GeneralMaskType::Boolean &&
+                                                     term == -std::numeric_limits<double>::infinity());
+          if (!masked) {
             const double* kj = &k[((b * Sk + j) * Hkv + hk) * D];
             double dot = 0;
             for (std::int64_t d = 0; d < D; ++d) dot += qi[d] * kj[d];
-            sc = dot * scale + (p.mask ? general_mask_term(p, b, h, i, j) : 0.0);
+            sc = dot * scale + term;
           }
           score[j] = sc;
-          mx = std::max(mx, sc);
+          // NaN wins the max (std::max would drop it): a NaN score makes the whole row NaN, as in torch.
+          if (sc > mx || std::isnan(sc)) mx = std::isnan(mx) ? mx : sc;
         }
         double* o = &out64[((b * Sq + i) * Hq + h) * D];
         if (mx == -std::numeric_limits<double>::infinity()) continue;  // no valid key: zeros
         double sum = 0;
         for (std::int64_t j = 0; j < Sk; ++j) {
+          hidden[j] = score[j] == -std::numeric_limits<double>::infinity();  // masked: takes no part
           score[j] = std::exp(score[j] - mx);
           sum += score[j];
         }
         for (std::int64_t j = 0; j < Sk; ++j) {
-          if (score[j] == 0) continue;
+          // Only masked keys are skipped (their V may hold anything); a key whose weight underflows to
+          // 0 still takes part, so a NaN in its V reaches the row as 0 * NaN does in torch.
+          if (hidden[j]) continue;
           const double w = score[j] / sum;
           const double* vj = &v[((b * Sk + j) * Hkv + hk) * D];
           for (std::int64_t d = 0; d < D; ++d) o[d] += w * vj[d];

@@ -37,7 +37,8 @@ void check_index(Device device, int device_index) {
   const int n = cuda::device_count();
   if (device_index < 0 || device_index >= n || device_index >= kMaxDevices)
     throw UserError("RunContext: cuda device index " + std::to_string(device_index) +
-                    " is not a visible device (" + std::to_string(n) + " visible)");
+                    " is not a visible device (" + std::to_string(n) + " visible" +
+                    (n == 0 ? ": " + cuda::unavailable_reason() : std::string()) + ")");
 #endif
 }
 

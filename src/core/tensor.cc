@@ -1,18 +1,23 @@
 #include "dattn/core/tensor.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
+#include "dattn/core/checked_math.h"
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
+#include "dattn/core/human_bytes.h"
+#include "dattn/core/process_memory.h"
 
 namespace dattn {
 
 std::int64_t shape_numel(const Shape& shape) {
-  std::int64_t n = 1;
-  for (auto d : shape) n *= d;
-  return n;
+  for (auto d : shape)
+    if (d < 0) throw UserError("tensor shape " + shape_str(shape) + " has a negative dimension");
+  if (const auto n = product_if_fits(shape)) return *n;
+  throw UserError("tensor shape " + shape_str(shape) + " has more than 2^63 elements (the size overflows)");
 }
 
 std::string shape_str(const Shape& shape) {
@@ -46,11 +51,15 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   t.dtype_ = dtype;
   t.device_ = device;
   t.storage_ = std::make_shared<Storage>();
-  std::size_t bytes = t.bytes();
+  const std::size_t bytes = t.bytes();
   if (device == Device::CPU) {
-    std::size_t rounded = (bytes + 63) / 64 * 64;
+    const std::size_t rounded = static_cast<std::size_t>(
+        checked_add(static_cast<std::int64_t>(bytes), 63, "tensor size") / 64 * 64);
     t.storage_->host = std::aligned_alloc(64, rounded ? rounded : 64);
-    if (!t.storage_->host) throw std::bad_alloc();
+    if (!t.storage_->host)
+      throw UserError("out of host memory: a tensor " + t.describe() + " needs " +
+                      human_bytes(static_cast<std::int64_t>(rounded)) + ", " +
+                      human_bytes(std::max<std::int64_t>(0, host_memory_available_bytes())) + " available");
     t.storage_->owns_host = true;
   } else {
     t.storage_->device = DeviceBuffer(bytes ? bytes : 1);
@@ -95,6 +104,13 @@ Tensor Tensor::wrap_host(const void* data, const Shape& shape, DType dtype,
   t.storage_->host = const_cast<void*>(data);
   t.storage_->keep_alive = std::move(keep_alive);
   return t;
+}
+
+std::size_t Tensor::bytes() const {
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(numel(), static_cast<std::int64_t>(dtype_size(dtype_)), &bytes))
+    throw UserError("tensor " + describe() + " has more than 2^63 bytes (the size overflows)");
+  return static_cast<std::size_t>(bytes);
 }
 
 std::int64_t Tensor::dim(int i) const {

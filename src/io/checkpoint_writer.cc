@@ -1,6 +1,7 @@
 // Sharded, streamed safetensors checkpoints in diffusers' layout (see checkpoint_writer.h).
 #include "dattn/io/checkpoint_writer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -13,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
+#include "dattn/core/human_bytes.h"
 
 namespace dattn {
 namespace fs = std::filesystem;
@@ -65,8 +68,19 @@ void write_file(const fs::path& path, const std::vector<PlannedTensor>& tensors,
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  // Written under a temporary name and renamed when complete, so a failure never leaves a file with
+  // the final name that a loader would take for a checkpoint.
+  const fs::path partial = fs::path(path.string() + ".partial");
+  std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   if (!out) throw UserError(path.string() + ": cannot open for writing: " + std::strerror(errno));
+  struct RemoveUnlessDone {
+    const fs::path& p;
+    bool done = false;
+    ~RemoveUnlessDone() {
+      std::error_code ec;
+      if (!done) fs::remove(p, ec);
+    }
+  } cleanup{partial};
   const std::uint64_t n = text.size();
   out.write(reinterpret_cast<const char*>(&n), sizeof n);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
@@ -78,6 +92,21 @@ void write_file(const fs::path& path, const std::vector<PlannedTensor>& tensors,
   }
   out.close();
   if (!out) throw UserError(path.string() + ": write failed (disk full?)");
+  std::error_code ec;
+  fs::rename(partial, path, ec);
+  if (ec) throw UserError(path.string() + ": cannot rename from " + partial.filename().string() + ": " + ec.message());
+  cleanup.done = true;
+}
+
+// Refuses a checkpoint the disk cannot hold before any byte is written (a 2 TB config would fill it).
+void check_disk_space(const std::string& dir, std::uint64_t tensor_bytes, std::size_t tensors) {
+  const std::int64_t free = free_disk_bytes(dir);
+  // Headers: a few hundred bytes of JSON per tensor name, shape and offsets, counted generously.
+  const std::uint64_t need = tensor_bytes + 512ull * tensors + (1u << 20);
+  if (free >= 0 && need > static_cast<std::uint64_t>(free))
+    throw UserError("'" + dir + "': the checkpoint needs " + human_bytes(static_cast<std::int64_t>(
+                        std::min<std::uint64_t>(need, INT64_MAX))) + " but the disk has " + human_bytes(free) +
+                    " free; choose a smaller config or another --out");
 }
 
 }  // namespace
@@ -95,9 +124,10 @@ CheckpointWriteResult write_diffusers_weights(const std::string& dir, const std:
       in_shard = 0;
     }
     in_shard += b;
-    total += b;
+    if (__builtin_add_overflow(total, b, &total)) throw UserError("'" + dir + "': the checkpoint's size overflows");
   }
   starts.push_back(tensors.size());
+  check_disk_space(dir, total, tensors.size());
   const std::size_t shards = starts.size() - 1;
   CheckpointWriteResult result;
   result.total_bytes = total;

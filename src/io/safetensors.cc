@@ -17,7 +17,10 @@
 #include <set>
 #include <utility>
 
+#include "dattn/core/checked_math.h"
+#include "dattn/core/edit_distance.h"
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
 
 // The format is little-endian and so are all the hosts we read it on; values are loaded raw.
 static_assert(std::endian::native == std::endian::little, "dattn's safetensors reader needs a little-endian host");
@@ -28,6 +31,7 @@ namespace {
 using json = nlohmann::json;
 
 constexpr std::uint64_t kMaxHeader = 100ull * 1000 * 1000;  // same limit as the reference implementation
+constexpr int kMaxHeaderDepth = 16;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw UserError(path + ": " + what);
@@ -62,27 +66,16 @@ T load(const std::uint8_t* p) {
   return v;
 }
 
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t next = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1] ? 1u : 0u)});
-      diag = row[j];
-      row[j] = next;
-    }
-  }
-  return row[b.size()];
-}
-
 // Parses the header, recording the first duplicate key: nlohmann::json would silently keep the last.
 json parse_header(const std::string& path, const char* first, const char* last) {
   std::vector<std::set<std::string>> keys;  // one set per open object
   std::string top_key, dup_key, dup_tensor;
   bool dup = false;
   auto cb = [&](int depth, json::parse_event_t ev, json& parsed) {
+    // A real header nests 3 levels (tensor -> entry -> shape); deeper nesting can only be hostile, and
+    // printing it in a message would recurse once per level.
+    if ((ev == json::parse_event_t::object_start || ev == json::parse_event_t::array_start) && depth >= kMaxHeaderDepth)
+      fail(path, "header nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
     if (ev == json::parse_event_t::object_start) {
       keys.emplace_back();
     } else if (ev == json::parse_event_t::object_end) {
@@ -162,13 +155,16 @@ std::size_t safetensors_dtype_size(std::string_view d) {
 }
 
 std::int64_t TensorInfo::numel() const {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  return n;
+  // The header check already bounded the byte size; a hand-built TensorInfo is checked here too.
+  if (const auto n = product_if_fits(shape)) return *n;
+  throw UserError("tensor '" + name + "': shape has more than 2^63 elements");
 }
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // stat first: open() of a FIFO blocks until a writer comes, forever. O_NONBLOCK covers a path that
+  // changes between the two; it means nothing for the regular file read below.
+  refuse_special_file(path, "safetensors file");  // a missing file is open()'s error below
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -31,7 +31,7 @@ void write_safetensors(const std::string& path, const std::vector<WrittenTensor>
     std::uint64_t bytes = esize;
     for (std::int64_t d : t.shape) {
       if (d < 0) fail(t.name, "negative dimension " + std::to_string(d));
-      bytes *= static_cast<std::uint64_t>(d);
+      if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes)) fail(t.name, "size overflows");
     }
     if (bytes != t.bytes.size())
       fail(t.name, std::to_string(t.bytes.size()) + " bytes given, the shape and dtype need " + std::to_string(bytes));

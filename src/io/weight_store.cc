@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
 
 namespace dattn {
 namespace fs = std::filesystem;
@@ -12,6 +13,7 @@ using json = nlohmann::json;
 
 json read_component_config(const std::string& dir) {
   const fs::path path = fs::path(dir) / "config.json";
+  refuse_special_file(path.string(), "model config");
   std::ifstream in(path);
   if (!in) throw UserError(path.string() + ": cannot open (is '" + dir + "' a diffusers model directory?)");
   json cfg = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -32,6 +34,7 @@ std::optional<DType> storage_dtype(const std::string& name) {
 
 // The shard files named by an index.json's weight_map, in first-seen order.
 std::vector<std::string> shards_of_index(const fs::path& index_path) {
+  require_regular_file(index_path.string(), "weights index");
   std::ifstream in(index_path);
   json index = json::parse(in, nullptr, false);
   if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||

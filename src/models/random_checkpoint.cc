@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
+#include "dattn/core/files.h"
 #include "dattn/models/wan/manifest.h"
 
 namespace dattn {
@@ -63,6 +65,7 @@ InitSpec init_for(const ParamSpec& p) {
 }
 
 std::string read_text(const std::string& path) {
+  refuse_special_file(path, "--config");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path + ": cannot open the config");
   std::stringstream ss;
@@ -86,11 +89,7 @@ RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, 
                     "\"; make-checkpoint supports WanTransformer3DModel");
   const auto manifest = wan_transformer_manifest(WanTransformerConfig::from_json(j, config_path));
 
-  if (fs::exists(out_dir) && !(fs::is_directory(out_dir) && fs::is_empty(out_dir)))
-    throw UserError("--out '" + out_dir + "' already exists and is not an empty directory; choose a new one");
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw UserError("--out '" + out_dir + "': cannot create the directory: " + ec.message());
+  OutputDirectory output(out_dir, "--out");  // removed again if anything below fails
   {
     std::ofstream out(fs::path(out_dir) / "config.json", std::ios::binary);
     out << text;
@@ -112,6 +111,7 @@ RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, 
                                                           init.mean, init.stddev);
                                               from_f32(values.data(), plan[i].dtype, dst, values.size());
                                             });
+  output.commit();
   return summary;
 }
 

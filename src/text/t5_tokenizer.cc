@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
 #include "dattn/text/tokenizer.h"
 #include "text/utf8.h"
 
@@ -29,6 +30,7 @@ std::optional<std::string> token_text(const nlohmann::json& v) {
 }
 
 nlohmann::json read_config(const std::string& path) {
+  refuse_special_file(path, "tokenizer config");
   std::ifstream in(path);
   if (!in)
     throw UserError(path + ": missing; a T5 tokenizer folder holds spiece.model and tokenizer_config.json");
@@ -64,6 +66,7 @@ T5Tokenizer::~T5Tokenizer() = default;
 T5Tokenizer T5Tokenizer::load(const std::string& dir) {
   const std::string model_path = (std::filesystem::path(dir) / "spiece.model").string();
   const std::string config_path = (std::filesystem::path(dir) / "tokenizer_config.json").string();
+  refuse_special_file(model_path, "sentencepiece model");
   if (!std::filesystem::is_regular_file(model_path))
     throw UserError(model_path + ": missing; the T5 tokenizer needs the sentencepiece model of the checkpoint");
   auto impl = std::make_unique<Impl>();

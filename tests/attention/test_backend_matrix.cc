@@ -16,6 +16,7 @@
 #include "dattn/attention/registry.h"
 #include "support/attention_cases.h"
 #include "support/backend_matrix.h"
+#include "support/nonfinite_cases.h"
 
 namespace dattn {
 namespace {
@@ -98,6 +99,21 @@ TEST_P(BackendMatrix, RandomCasesAgainstFloat64Reference) {
   EXPECT_GT(supported, 0) << be.name() << " supports none of the matrix's cases on CPU";
   std::printf("[matrix] %s: %d supported combinations in %.2f s\n", std::string(be.name()).c_str(), supported,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// NaN and Inf reach the output exactly where the float64 reference has them, in every backend
+// (support/nonfinite_cases.h). FLASH_ATTN and SPARSE_BLOCK once turned a NaN query row into zeros and a
+// NaN key into an all-zero output. SPARSE_BLOCK below density 1 is held to the reference over the
+// blocks it keeps (a NaN block score sorts first, so a poisoned block is kept when the count allows).
+TEST_P(BackendMatrix, NonFiniteInputsPropagateAsTheReference) {
+  const AttentionBackend& be = backend_by_name(GetParam());
+  int ran = test::run_nonfinite_cases(matrix(), be, test::dense_extra(be), reference, "");
+  if (is(be, "SPARSE_BLOCK"))
+    for (const json& extra : {json::object(), json{{"block_size", 64}}})
+      ran += test::run_nonfinite_cases(
+          matrix(), be, extra, [&](AttentionCase& c) { return sparse_kept_reference(c, extra); },
+          "kept-blocks " + extra.dump());
+  EXPECT_GT(ran, 0) << be.name() << " ran none of the non-finite cases";
 }
 
 INSTANTIATE_TEST_SUITE_P(BackendMatrixCpu, BackendMatrix, ::testing::ValuesIn(test::registered_backend_names()),

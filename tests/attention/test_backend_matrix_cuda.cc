@@ -23,6 +23,7 @@
 #include "support/attention_cases.h"
 #include "support/backend_matrix.h"
 #include "support/device_case.h"
+#include "support/nonfinite_cases.h"
 
 namespace dattn {
 namespace {
@@ -86,6 +87,17 @@ TEST_P(BackendMatrixCuda, RandomCasesAgainstFloat64Reference) {
   EXPECT_GT(supported, 0) << be.name() << " is available on cuda but supports none of the matrix's cases";
   std::printf("[matrix cuda] %s: %d supported combinations in %.2f s\n", std::string(be.name()).c_str(), supported,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+// NaN and Inf reach the output exactly where the float64 reference has them (support/nonfinite_cases.h),
+// SPARSE_BLOCK at density 1 as in the matrix above.
+TEST_P(BackendMatrixCuda, NonFiniteInputsPropagateAsTheReference) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const AttentionBackend& be = backend_by_name(GetParam());
+  if (const Support avail = backend_availability(be, kCuda, availability_shape()); !avail.ok)
+    GTEST_SKIP() << be.name() << " is not available on cuda: " << avail.reason;
+  const int ran = test::run_nonfinite_cases(matrix(), be, test::dense_extra(be), reference, "");
+  EXPECT_GT(ran, 0) << be.name() << " is available on cuda but ran none of the non-finite cases";
 }
 
 INSTANTIATE_TEST_SUITE_P(BackendMatrixCuda, BackendMatrixCuda, ::testing::ValuesIn(test::registered_backend_names()),

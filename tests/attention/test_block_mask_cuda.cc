@@ -179,7 +179,7 @@ TEST(BlockMaskCuda, MatchesCpuOnOtherShapes) {
   }
 }
 
-TEST(BlockMaskCuda, TiesGoByIndexAndNanScoresSortLast) {
+TEST(BlockMaskCuda, TiesGoByIndexAndNanScoresSortFirst) {
   DATTN_SKIP_WITHOUT_CUDA();
   for (const DType dt : {DType::BF16, DType::F16}) {
     const AttentionShape shape{2, 500, 600, 2, 2, 64, dt};

@@ -288,3 +288,17 @@ TEST(ConfigEnv, SettingsFromCommandLineReadTheEnvironment) {
 
 }  // namespace
 }  // namespace dattn
+
+namespace dattn {
+namespace {
+
+// A dotted flag's VALUE is decoded as JSON: 20,000 nested arrays are refused at the depth limit.
+TEST(ConfigFlags, DeeplyNestedValueIsRefused) {
+  const std::string deep = std::string(20000, '[') + std::string(20000, ']');
+  const std::string e = flags_error({"--diffusion-attention-config.per_role.self.backend", "SPARSE_BLOCK",
+                                     "--diffusion-attention-config.per_role.self.extra.density", deep});
+  EXPECT_NE(e.find("nested deeper than 32 levels"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace dattn

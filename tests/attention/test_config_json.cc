@@ -238,3 +238,39 @@ TEST(ConfigJson, ToJsonIsTheFullFormAndRoundTrips) {
 
 }  // namespace
 }  // namespace dattn
+
+namespace dattn {
+namespace {
+
+// per_role objects nested `depth` deep around one backend name: {"per_role": {"a": {"a": ... "FLASH_ATTN"}}}.
+std::string nested_roles_text(int depth) {
+  std::string s = "{\"per_role\":";
+  for (int i = 0; i < depth; ++i) s += "{\"a\":";
+  s += "\"FLASH_ATTN\"";
+  s += std::string(static_cast<std::size_t>(depth), '}') + "}";
+  return s;
+}
+
+// 20,000 levels overflowed the stack of the recursive role reader (SIGSEGV); now a one-line error at
+// the depth limit, whether the JSON comes as text or is built in C++.
+TEST(ConfigJson, NestingDepthIsLimited) {
+  const std::string text_error =
+      config_error([] { AttentionConfig::from_json_string(nested_roles_text(20000)); });
+  EXPECT_NE(text_error.find("Invalid JSON in diffusion attention config: nested deeper than 32 levels"),
+            std::string::npos)
+      << text_error;
+  json built = "FLASH_ATTN";
+  for (int i = 0; i < 20000; ++i) {
+    json next = json::object();
+    next["a"] = std::move(built);
+    built = std::move(next);
+  }
+  const std::string built_error = config_error([&] { AttentionConfig::from_json(json{{"per_role", std::move(built)}}); });
+  EXPECT_NE(built_error.find("roles nest deeper than 32 levels"), std::string::npos) << built_error;
+  // Ten dotted parts are fine.
+  const auto ok = AttentionConfig::from_json_string(nested_roles_text(10));
+  EXPECT_EQ(ok.per_role.begin()->first, "a.a.a.a.a.a.a.a.a.a");
+}
+
+}  // namespace
+}  // namespace dattn

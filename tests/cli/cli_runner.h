@@ -29,15 +29,20 @@ inline std::string dattn_binary() {
   return DATTN_BINARY;
 }
 
-// `args` is a shell fragment of already-quoted words; `env` is prefixed as VAR=value assignments.
-inline CliResult run_dattn(const std::string& args, const std::string& env = "") {
+// `args` is a shell fragment of already-quoted words; `env` is prefixed as VAR=value assignments;
+// `shell_prefix`, when given, runs first in the same shell (limits such as `ulimit -f 1000;` or a
+// `trap '' XFSZ;`), and dattn is exec'd under `timeout` so a hang fails the test instead of the run.
+inline CliResult run_dattn(const std::string& args, const std::string& env = "", const std::string& shell_prefix = "",
+                           int timeout_s = 0) {
   // ctest runs test cases as parallel processes: the pid keeps their capture files apart.
   static int counter = 0;
   const std::string err_path = ::testing::TempDir() + "dattn_cli_err_" + std::to_string(getpid()) + "_" +
                                std::to_string(++counter) + ".txt";
   // env -u keeps the developer's own DIFFUSION_ATTENTION_BACKEND out of the tests.
-  const std::string cmd = "env -u DIFFUSION_ATTENTION_BACKEND " + env + " " + shell_quote(dattn_binary()) + " " +
-                          args + " 2>" + shell_quote(err_path);
+  std::string cmd = "env -u DIFFUSION_ATTENTION_BACKEND " + env + " " +
+                    (timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : std::string()) +
+                    shell_quote(dattn_binary()) + " " + args + " 2>" + shell_quote(err_path);
+  if (!shell_prefix.empty()) cmd = "sh -c " + shell_quote(shell_prefix + " exec " + cmd);
   CliResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

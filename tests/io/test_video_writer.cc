@@ -185,4 +185,28 @@ TEST_F(VideoWriterTest, BadFramesFailWithoutLeavingFiles) {
   EXPECT_TRUE(fs::is_empty(dir_)) << "a failed write left files behind";
 }
 
+// Nothing non-finite reaches a user's file, in any format: the .safetensors output wrote NaN as it was,
+// and clamping made an Inf a white pixel in .mp4 and .png. NumericError (status 3) names the first one.
+TEST_F(VideoWriterTest, NonFiniteFramesAreNeverWritten) {
+  std::vector<double> v = pattern(2, 4, 4, false);
+  v[(1 * 4 * 4 + 2 * 4 + 3) * 3 + 1] = INFINITY;  // frame 1, row 2, column 3, channel 1
+  v[90] = NAN;
+  std::vector<std::string> names = {"f.safetensors"};
+#ifdef DATTN_WITH_FFMPEG
+  names.insert(names.end(), {"f.mp4", "f.png"});
+#endif
+  for (const std::string& name : names) {
+    try {
+      write_video(path(name), Tensor::from_f64(v, {2, 4, 4, 3}, DType::F32));
+      ADD_FAILURE() << name << ": non-finite frames were written";
+    } catch (const NumericError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("2 of 96 frame values are NaN or Inf"), std::string::npos) << m;
+      EXPECT_NE(m.find("the first at frame 1, row 2, column 3, channel 1"), std::string::npos) << m;
+      EXPECT_NE(m.find("nothing written"), std::string::npos) << m;
+    }
+    EXPECT_TRUE(fs::is_empty(dir_)) << name << ": a refused write left files behind";
+  }
+}
+
 }  // namespace

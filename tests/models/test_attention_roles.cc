@@ -82,5 +82,22 @@ TEST(AttentionRoles, UndeclaredRoleNamesTheDeclaredOnes) {
             "attention role 'joint' is not declared; expected one of 'self', 'cross'");
 }
 
+// per_role keys must name a role or category the model declares: a typo used to be ignored silently.
+TEST(AttentionRoles, PerRoleKeysMustNameADeclaredRoleOrCategory) {
+  const auto wan = wan_attention_roles(wan22_ti2v_5b_config(), DType::F32);
+  const auto config = [](const char* text) { return AttentionConfig::from_json_string(text); };
+  EXPECT_NO_THROW(check_per_role_keys(config(R"({"per_role": {"self": "FLASH_ATTN", "cross": "TORCH_SDPA"}})"), wan, "Wan"));
+  EXPECT_NO_THROW(check_per_role_keys(config(R"({"default": "TORCH_SDPA"})"), wan, "Wan"));
+  EXPECT_EQ(config_error([&] { check_per_role_keys(config(R"({"per_role": {"slef": "TORCH_SDPA"}})"), wan, "Wan"); }),
+            "per_role key 'slef' matches no attention role of Wan; did you mean 'self'? (its roles: 'self', 'cross')");
+  // Nothing close: no suggestion.
+  EXPECT_EQ(config_error([&] { check_per_role_keys(config(R"({"per_role": {"ltx2.audio_to_video": "SDPA"}})"), wan, "Wan"); }),
+            "per_role key 'ltx2.audio_to_video' matches no attention role of Wan (its roles: 'self', 'cross')");
+  // A family whose roles fall back to a category accepts the category as a key.
+  const auto ltx2 = ltx2_attention_roles(DType::BF16);
+  EXPECT_NO_THROW(check_per_role_keys(config(R"({"per_role": {"cross": "TORCH_SDPA", "ltx2.video_to_audio": "SDPA"}})"),
+                                      ltx2, "LTX-2"));
+}
+
 }  // namespace
 }  // namespace dattn

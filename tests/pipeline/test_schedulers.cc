@@ -234,4 +234,18 @@ TEST(Schedulers, FlowMatchEulerConfigErrors) {
     EXPECT_THROW(scheduler_from_json(base + extra + "}", "fme.json"), UserError) << extra;
 }
 
+// A request's steps are bounded by the scheduler's num_train_timesteps (the pipeline checks it): both
+// schedulers report the config's value.
+TEST(Schedulers, ReportNumTrainTimesteps) {
+  nlohmann::json unipc = read_json(scheduler_config_path());
+  unipc["num_train_timesteps"] = 50;
+  const nlohmann::json euler = {{"_class_name", "FlowMatchEulerDiscreteScheduler"}, {"shift", 7.0}, {"num_train_timesteps", 50}};
+  for (const nlohmann::json& config : {unipc, euler}) {
+    const auto s = scheduler_from_json(config.dump(), "s.json");
+    EXPECT_EQ(s->num_train_timesteps(), 50) << config["_class_name"];
+    EXPECT_THROW(s->set_timesteps(0), UserError);
+  }
+  EXPECT_EQ(load_scheduler(scheduler_config_path())->num_train_timesteps(), 1000);
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -58,7 +59,7 @@ TEST(WanRequest, RefusesWhatTheModelCannotRun) {
   expect_refused(r, "--num-frames 8 must be 4k+1");
   r = good();
   r.num_inference_steps = 0;
-  expect_refused(r, "--num-inference-steps 0 must be at least 1");
+  expect_refused(r, "--num-inference-steps 0 must be between 1 and 1000");
   r = good();
   r.guidance_scale = NAN;
   expect_refused(r, "--guidance-scale");
@@ -68,6 +69,34 @@ TEST(WanRequest, RefusesWhatTheModelCannotRun) {
   r = good();
   r.initial_latents = Tensor::zeros({1, 8, 3, 4, 5}, DType::F32);
   expect_refused(r, "initial latents have shape [1,8,3,4,5], expected [1,8,3,4,6]");
+}
+
+// The bounds issue 20 added: steps up to the scheduler's num_train_timesteps (1000 here), a flow shift
+// in [0.01, 100], finite initial latents.
+TEST(WanRequest, RefusesStepsFlowShiftsAndNoiseThatCannotWork) {
+  const WanPipelineInfo info = tiny();
+  EXPECT_EQ(info.num_train_timesteps, 1000);
+  auto r = good();
+  r.num_inference_steps = 1000;
+  EXPECT_NO_THROW(check_wan_request(info, r));
+  r.num_inference_steps = 1001;
+  expect_refused(r, "--num-inference-steps 1001 must be between 1 and 1000");
+  for (double ok : {0.01, 1.0, 17.0, 100.0}) {
+    r = good();
+    r.flow_shift = ok;
+    EXPECT_NO_THROW(check_wan_request(info, r)) << ok;
+  }
+  for (double bad : {0.0, 0.009, 100.5, 1e9, double(NAN), double(INFINITY)}) {
+    r = good();
+    r.flow_shift = bad;
+    expect_refused(r, "must be between 0.01 and 100");
+  }
+  r = good();
+  std::vector<float> noise(1 * 8 * 3 * 4 * 6, 0.5f);
+  noise[7] = NAN;
+  noise[8] = INFINITY;
+  r.initial_latents = Tensor::from_f32(noise, {1, 8, 3, 4, 6});
+  expect_refused(r, "initial latents hold 1 NaN and 1 Inf of 576 values");
 }
 
 TEST(WanRequest, RefusesIncompletePipelineDirectories) {

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <utility>
 
@@ -55,6 +56,12 @@ json dense_extra(const AttentionBackend& be) {
 std::string MatrixHarness::label(const AttentionBackend& be, const AttentionShape& s, std::string_view what) const {
   return std::string(be.name()) + (device_ == Device::CUDA ? " cuda" : "") + " D=" + std::to_string(s.head_dim) +
          " " + std::string(dtype_name(s.dtype)) + " " + std::string(what);
+}
+
+std::string MatrixHarness::run(const AttentionBackend& be, AttentionCase& c, const json& extra, std::uint8_t poison) {
+  if (device_ == Device::CUDA) return run_case_on_cuda(be, c, extra, poison);
+  std::memset(c.out.data(), poison, c.out.bytes());
+  return run_case_on_cpu(be, c, extra);
 }
 
 bool MatrixHarness::check_support(const AttentionBackend& be, const AttentionShape& shape) {

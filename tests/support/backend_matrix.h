@@ -55,6 +55,10 @@ class MatrixHarness {
   std::string label(const AttentionBackend& be, const AttentionShape& s, std::string_view what) const;
   // test::limits_for on this device.
   Limits limits_for(const AttentionBackend& be, DType t) const { return test::limits_for(be, t, device_); }
+  // Runs be on c here with `extra` (defaults filled in) without checking the output: "" on success,
+  // else what threw (or, on CUDA, which guard bytes changed). The output payload starts as `poison`.
+  std::string run(const AttentionBackend& be, AttentionCase& c, const nlohmann::json& extra,
+                  std::uint8_t poison = 0xFF);
   // Records an unsupported case (and expects a reason); returns true when `shape` is supported here.
   bool check_support(const AttentionBackend& be, const AttentionShape& shape);
   // Runs be on c here with `extra` (defaults filled in) and checks the output against `ref` within

@@ -23,7 +23,7 @@ std::string cuda_unavailable_reason() {
   return {};
 }
 
-DeviceProblem::DeviceProblem(const AttentionProblem& host) : p_(host) {
+DeviceProblem::DeviceProblem(const AttentionProblem& host, std::uint8_t poison) : p_(host) {
   const AttentionShape& s = host.shape;
   const std::size_t es = dtype_size(s.dtype);
   const std::size_t q_bytes = std::size_t(s.batch * s.seq_q * s.heads_q * s.head_dim) * es;
@@ -46,8 +46,8 @@ DeviceProblem::DeviceProblem(const AttentionProblem& host) : p_(host) {
   out_bytes_ = q_bytes;
   out_ = DeviceBuffer(out_bytes_ + 2 * kGuard);
   out_.fill(kSentinel);
-  std::vector<std::uint8_t> poison(out_bytes_, 0xFF);
-  out_.upload(poison.data(), out_bytes_, kGuard);
+  const std::vector<std::uint8_t> payload(out_bytes_, poison);
+  out_.upload(payload.data(), out_bytes_, kGuard);
   p_.out = static_cast<std::uint8_t*>(out_.get()) + kGuard;
   p_.stream = nullptr;
 }
@@ -64,9 +64,10 @@ std::size_t DeviceProblem::download(void* payload) const {
   return bad;
 }
 
-std::string run_case_on_cuda(const AttentionBackend& be, AttentionCase& c, const nlohmann::json& extra) {
+std::string run_case_on_cuda(const AttentionBackend& be, AttentionCase& c, const nlohmann::json& extra,
+                             std::uint8_t poison) {
   try {
-    const DeviceProblem dp(c.problem());
+    const DeviceProblem dp(c.problem(), poison);
     dp.problem().validate();
     be.run(dp.problem(), extra_with_defaults(be, extra), Device::CUDA);
     check_device("attention kernel");  // launch and execution errors, named

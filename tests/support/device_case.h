@@ -31,9 +31,10 @@ class DeviceProblem {
   static constexpr std::uint8_t kSentinel = GuardedOutput::kSentinel;
 
   // Copies host's q, k, v, key_mask and general mask data (sizes from host.shape) to the device and
-  // allocates out as one buffer of guard + payload + guard bytes: guards 0xA5, payload 0xFF (NaN).
-  // key_lengths, scale and the mask's type and heads are kept as they are (host side).
-  explicit DeviceProblem(const AttentionProblem& host);
+  // allocates out as one buffer of guard + payload + guard bytes: guards 0xA5, payload `poison` bytes
+  // (0xFF: NaN; the non-finite cases use a finite poison, so that an unwritten element cannot pass for
+  // an expected NaN). key_lengths, scale and the mask's type and heads are kept as they are (host side).
+  explicit DeviceProblem(const AttentionProblem& host, std::uint8_t poison = 0xFF);
   const AttentionProblem& problem() const { return p_; }
 
   // Downloads the whole output buffer; returns the number of guard bytes that changed and copies
@@ -50,6 +51,7 @@ class DeviceProblem {
 // and downloads the output into c.out's payload. Returns "" on success, else what went wrong (an
 // exception from the run or the device, or overwritten guard bytes); check_output() then checks the
 // rest (NaN/Inf, fully masked rows, errors).
-std::string run_case_on_cuda(const AttentionBackend& be, AttentionCase& c, const nlohmann::json& extra);
+std::string run_case_on_cuda(const AttentionBackend& be, AttentionCase& c, const nlohmann::json& extra,
+                             std::uint8_t poison = 0xFF);
 
 }  // namespace dattn::test

@@ -20,6 +20,8 @@
 #include "dattn/command.h"
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
+#include "dattn/core/human_bytes.h"
+#include "dattn/core/process_memory.h"
 #include "dattn/device_option.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/shape_option.h"
@@ -135,24 +137,58 @@ DType dtype_for(const std::string& opt, const AttentionBackend& b, const Attenti
 
 struct Row {
   std::string backend, dtype, status;
+  DType type = DType::F32;  // the dtype it runs (dtype is its name)
   std::string unsupported;  // the support predicate's reason when the backend cannot run the problem
   double ms = 0, gflops = 0;
   ErrorStats err;
   bool checked = true;  // false with --no-check: err holds only the non-finite count
 };
 
-Row run_one(const AttentionBackend& b, const AttentionOptions& o, AttentionShape shape, const Inputs& in,
-            const std::vector<double>& ref, const nlohmann::json& extra, Device device) {
+// The row of a backend that cannot run the problem, or an "ok" row to fill in; asked before any work.
+Row support_row(const AttentionBackend& b, const AttentionOptions& o, const AttentionShape& shape, Device device) {
   Row row;
   row.backend = std::string(b.name());
   row.status = "ok";
-  shape.dtype = dtype_for(o.dtype, b, shape, device);
-  row.dtype = std::string(dtype_name(shape.dtype));
-  if (Support s = b.supports(shape, device); !s.ok) {
+  AttentionShape typed = shape;
+  typed.dtype = dtype_for(o.dtype, b, shape, device);
+  row.type = typed.dtype;
+  row.dtype = std::string(dtype_name(typed.dtype));
+  if (Support s = b.supports(typed, device); !s.ok) {
     row.status = "unsupported: " + s.reason;
     row.unsupported = s.reason;
-    return row;
   }
+  return row;
+}
+
+// Refuses a problem whose buffers cannot fit before any is allocated: the inputs (fp32), the float64
+// reference (unless --no-check) and one backend's run (its input copies, output, fp32 conversions and
+// the output read back as doubles), against MemAvailable; on CUDA also the device copies against the
+// device's free memory. Sizes are known not to overflow (AttentionShape::validate).
+void check_memory(const AttentionShape& s, bool reference, Device device) {
+  const double q = double(s.batch) * double(s.seq_q) * double(s.heads_q) * double(s.head_dim);
+  const double kv = double(s.batch) * double(s.seq_k) * double(s.heads_kv) * double(s.head_dim);
+  const double host = 4 * (q + 2 * kv) + (reference ? 8 * (2 * q + 2 * kv) : 0) + 4 * (2 * q + 2 * kv) + 8 * q +
+                      (device == Device::CPU ? 4 * (q + 2 * kv) : 0);
+  const auto refuse = [&](const char* what, double need, std::int64_t have, const char* hint) {
+    throw UserError("attention " + s.describe() + ": needs about " + human_bytes(static_cast<std::int64_t>(need)) +
+                    " of " + what + ", " + human_bytes(have) + " available; use a smaller --shape" + hint);
+  };
+  const std::int64_t host_free = host_memory_available_bytes();
+  if (host_free >= 0 && host > double(host_free))
+    refuse("host memory (inputs, float64 reference, one backend's buffers)", host, host_free,
+           reference ? " or --no-check (no float64 reference)" : "");
+  if (device == Device::CUDA) {
+    const double dev = 4 * (2 * q + 2 * kv);  // q, k, v and out in up to 4-byte elements
+    const std::int64_t dev_free = cuda_free_memory_bytes();
+    if (dev_free >= 0 && dev > double(dev_free)) refuse("device memory (q, k, v, out)", dev, dev_free, "");
+  }
+}
+
+Row run_one(const AttentionBackend& b, const AttentionOptions& o, AttentionShape shape, const Inputs& in,
+            const std::vector<double>& ref, const nlohmann::json& extra, Device device) {
+  Row row = support_row(b, o, shape, device);
+  if (!row.unsupported.empty()) return row;
+  shape.dtype = row.type;
   const auto q = as_dtype(in.q, shape.dtype), k = as_dtype(in.k, shape.dtype), v = as_dtype(in.v, shape.dtype);
   const std::size_t n_out = static_cast<std::size_t>(shape.batch * shape.seq_q * shape.heads_q * shape.head_dim);
   std::vector<std::uint8_t> out(n_out * dtype_size(shape.dtype), 0xFF);  // NaN poison
@@ -201,6 +237,7 @@ Row run_one(const AttentionBackend& b, const AttentionOptions& o, AttentionShape
 
 int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
   const Device device = device_from_option(o.device);
+  require_usable_device(device);
   if (o.repeat < 1) throw UserError("--repeat " + std::to_string(o.repeat) + ": expected at least 1");
   const AttentionShape shape = parse_shape(o);
   const AttentionSettings settings = settings_from_command_line(ctx.attention_flags);
@@ -220,6 +257,20 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
     backends = chosen_backends(o.backends);
     for (const AttentionBackend* b : backends) extras.push_back(configured_extra(settings, o.role, *b));
   }
+  // Whether anything can run is known before the inputs and the float64 reference (minutes for large
+  // shapes) are made: a single backend that cannot run the problem, or none of several, is the user's
+  // error, not a table of refusals.
+  std::vector<Row> refusals;
+  for (const AttentionBackend* b : backends) refusals.push_back(support_row(*b, o, shape, device));
+  if (std::all_of(refusals.begin(), refusals.end(), [](const Row& r) { return !r.unsupported.empty(); })) {
+    if (refusals.size() == 1)
+      throw UserError(refusals[0].backend + " cannot run " + shape.describe() + " (" + refusals[0].dtype + ") on " +
+                      std::string(device_name(device)) + ": " + refusals[0].unsupported);
+    std::string why;
+    for (const Row& r : refusals) why += (why.empty() ? "" : "; ") + r.backend + " (" + r.dtype + "): " + r.unsupported;
+    throw UserError("no backend can run " + shape.describe() + " on " + std::string(device_name(device)) + ": " + why);
+  }
+  check_memory(shape, !o.no_check, device);
   const unsigned seed = o.seed ? o.seed : std::random_device{}();
   const Inputs in = make_inputs(shape, o.inputs, seed);
   // The reference sees the same numbers every backend sees (bf16-exact values stored as fp32).
@@ -236,10 +287,6 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
   std::vector<Row> rows;
   for (std::size_t i = 0; i < backends.size(); ++i)
     rows.push_back(run_one(*backends[i], o, shape, in, ref, extras[i], device));
-  // One backend asked for by name that cannot run the problem is the user's error, not a table row.
-  if (rows.size() == 1 && !rows[0].unsupported.empty())
-    throw UserError(rows[0].backend + " cannot run " + shape.describe() + " (" + rows[0].dtype + ") on " +
-                    std::string(device_name(device)) + ": " + rows[0].unsupported);
   if (o.json) {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const Row& r : rows) {

@@ -121,6 +121,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   // reads only its configs and resolves its attention roles.
   PipelineOptions options;
   options.device = device_from_option(o.device);
+  require_usable_device(options.device);
   options.dtype = run_dtype_from_option(o.dtype, options.device);
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   options.attention = settings_from_command_line(ctx.attention_flags);

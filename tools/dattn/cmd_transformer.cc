@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "dattn/attention/metrics.h"
@@ -20,6 +21,7 @@
 #include "dattn/io/weight_store.h"
 #include "dattn/model_option.h"
 #include "dattn/models/wan/transformer.h"
+#include "dattn/ops/finite.h"
 #include "dattn/run_dtype_option.h"
 
 namespace dattn::tool {
@@ -57,6 +59,7 @@ std::string transformer_dir(const std::string& dir) {
 int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   WanRunOptions run;
   run.device = device_from_option(o.device);
+  require_usable_device(run.device);
   run.dtype = run_dtype_from_option(o.dtype, run.device);
   run.attention = settings_from_command_line(ctx.attention_flags);
   const std::string model_dir = transformer_dir(model_dir_from_option(o.model, o.revision));
@@ -69,12 +72,21 @@ int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   const Tensor hidden = tensor_from_safetensors(inputs, "input.hidden_states", DType::F32);
   const Tensor timestep = tensor_from_safetensors(inputs, "input.timestep", DType::F64);
   const Tensor text = tensor_from_safetensors(inputs, "input.encoder_hidden_states", DType::F32);
+  for (const auto& [name, t] : {std::pair{"input.hidden_states", &hidden}, {"input.timestep", &timestep},
+                                {"input.encoder_hidden_states", &text}})
+    if (const ops::NonFinite bad = ops::count_nonfinite(*t); bad.count)
+      throw UserError(o.inputs + ": tensor '" + name + "' holds " + std::to_string(bad.count) + " NaN or Inf values");
 
   const auto t0 = std::chrono::steady_clock::now();
   const WanTransformer model = WanTransformer::load(model_dir, run);
   const auto t1 = std::chrono::steady_clock::now();
   const Tensor sample = model.forward(hidden, timestep, text).to(Device::CPU).to(DType::F32);
   const auto t2 = std::chrono::steady_clock::now();
+  if (const ops::NonFinite bad = ops::count_nonfinite(sample); bad.count)
+    throw NumericError("the transformer forward produced " + std::to_string(bad.nan) + " NaN and " +
+                       std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(sample.numel()) +
+                       " output values from finite inputs; likely cause: weights with NaN, Inf or huge values (a "
+                       "corrupt or mis-converted checkpoint) or activations overflowing --dtype. Nothing was written.");
 
   WrittenTensor out{"output.sample", "F32", sample.shape(), std::vector<std::uint8_t>(sample.bytes())};
   std::memcpy(out.bytes.data(), sample.data(), sample.bytes());

@@ -1,5 +1,6 @@
 // dattn: the command-line tool. Subcommands live in cmd_*.cc; this file wires them and turns errors
-// into one-line messages with exit status 2 (the user's to fix) or 1 (dattn's failure).
+// into one-line messages with exit status 2 (the user's to fix: bad input, too big for this machine),
+// 3 (a numeric failure: NaN or Inf, nothing written) or 1 (dattn's own failure, a bug).
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   } catch (const UserError& e) {
     std::fprintf(stderr, "dattn: error: %s\n", e.what());
     return 2;
+  } catch (const NumericError& e) {
+    std::fprintf(stderr, "dattn: numeric error: %s\n", e.what());
+    return 3;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "dattn: internal error: %s\n", e.what());
     return 1;

@@ -1,5 +1,6 @@
 #pragma once
 // Devices a computation can run on, and what this build and machine offer.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,14 @@ std::optional<Device> parse_device(std::string_view name);
 bool built_with_cuda();
 // Number of CUDA devices visible at run time (0 without CUDA, a driver or a GPU).
 int cuda_device_count();
+// Why CUDA cannot run anything here, "" when it can: this build has no CUDA, no NVIDIA driver is
+// installed, the driver is older than this build's CUDA runtime (both versions named), no device is visible.
+std::string cuda_unavailable_reason();
+// Free memory of the current run context's device in bytes (cudaMemGetInfo); -1 without a device.
+std::int64_t cuda_free_memory_bytes();
+// Throws UserError "--device cuda: <why>; use --device cpu" when `device` cannot run work here, so a
+// command refuses before reading any weight. No-op for the CPU.
+void require_usable_device(Device device);
 // Compute capability of the current run context's device (run_context.h; device 0 when none is bound)
 // as major*10+minor (90 on Hopper); 0 without a device.
 int cuda_compute_capability();

@@ -14,6 +14,7 @@ namespace dattn {
 
 using Shape = std::vector<std::int64_t>;
 
+// The element count, overflow-checked: UserError for a negative dimension or a count past 2^63.
 std::int64_t shape_numel(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "[1,8,3,8,12]"
 
@@ -38,7 +39,7 @@ class Tensor {
   // Size of dimension i; negative i counts from the end. Throws std::out_of_range.
   std::int64_t dim(int i) const;
   std::int64_t numel() const { return shape_numel(shape_); }
-  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
+  std::size_t bytes() const;  // numel() x the element size, overflow-checked
   DType dtype() const { return dtype_; }
   Device device() const { return device_; }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dattn/core/checked_math.h"
 #include "dattn/core/tensor.h"
 
 namespace dattn {
@@ -16,7 +17,10 @@ struct PlannedTensor {
   std::string name;
   DType dtype = DType::F32;  // F32, BF16, F16 or F64
   Shape shape;
-  std::uint64_t bytes() const { return static_cast<std::uint64_t>(shape_numel(shape)) * dtype_size(dtype); }
+  std::uint64_t bytes() const {  // overflow-checked (UserError)
+    return static_cast<std::uint64_t>(
+        checked_mul(shape_numel(shape), static_cast<std::int64_t>(dtype_size(dtype)), "checkpoint tensor size"));
+  }
 };
 
 struct CheckpointWriteResult {

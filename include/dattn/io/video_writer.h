@@ -34,7 +34,8 @@ void check_output_path(const std::string& path, const VideoWriteOptions& options
 void check_frame_size(const std::string& path, std::int64_t height, std::int64_t width);
 
 // Writes `frames`; returns the files written (several for a png sequence). Throws UserError for a bad
-// shape, dtype or path, std::runtime_error when encoding fails or a frame holds NaN.
+// shape, dtype or path, NumericError (nothing written) when a frame value is NaN or Inf, and
+// std::runtime_error when encoding fails.
 std::vector<std::string> write_video(const std::string& path, const Tensor& frames,
                                      const VideoWriteOptions& options = {});
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dattn/attention/config.h"
 #include "dattn/attention/problem.h"
 #include "dattn/core/dtype.h"
 #include "dattn/models/wan/config.h"
@@ -50,6 +51,12 @@ std::optional<std::string> known_role_category(const std::string& role);
 
 // The declaration of `role` among `decls`; ConfigError naming the role and the declared ones otherwise.
 const AttentionRoleDecl& find_role(const std::vector<AttentionRoleDecl>& decls, const std::string& role);
+
+// Every per_role key of `config` must name a role or a category that `decls` declare; a ConfigError
+// names the first key that does not, the closest declared name and the declared ones (a typo such as
+// per_role.slef would otherwise be ignored and its layers run on the default). `model` names the model.
+void check_per_role_keys(const AttentionConfig& config, const std::vector<AttentionRoleDecl>& decls,
+                         const std::string& model);
 
 // Wan2.2-TI2V-5B's transformer config, as published (configs/wan2.2-ti2v-5b/transformer.json).
 WanTransformerConfig wan22_ti2v_5b_config();

@@ -22,6 +22,7 @@ class FlowMatchEulerDiscreteScheduler final : public Scheduler {
 
   std::string name() const override { return "FlowMatchEulerDiscreteScheduler"; }
   void set_timesteps(int num_inference_steps) override;
+  int num_train_timesteps() const override { return config_.num_train_timesteps; }
   const FlowMatchEulerConfig& config() const { return config_; }
 
  private:

@@ -32,6 +32,9 @@ class Scheduler {
   virtual std::string name() const = 0;
   // Computes the schedule for `num_inference_steps` (>= 1) and resets the solver state.
   virtual void set_timesteps(int num_inference_steps) = 0;
+  // The training schedule's length (the config's num_train_timesteps): the most steps a request may ask
+  // (more would repeat timesteps; the solver itself takes any count, as its convergence tests do).
+  virtual int num_train_timesteps() const = 0;
 
   // The model's timestep per step (integers for UniPC, float32 values for FlowMatchEuler).
   const std::vector<double>& timesteps() const { return timesteps_; }
@@ -54,6 +57,8 @@ class Scheduler {
   virtual Tensor step_impl(const Tensor& model_output, int step_index, const Tensor& sample) = 0;
   // Called by set_timesteps implementations once timesteps_ and sigmas_ are set.
   void reset_steps();
+  // UserError unless n >= 1, naming the scheduler.
+  void check_step_count(int n) const;
 
   std::vector<double> timesteps_;
   std::vector<double> sigmas_;

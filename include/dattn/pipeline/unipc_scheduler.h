@@ -30,6 +30,7 @@ class UniPCMultistepScheduler final : public Scheduler {
 
   std::string name() const override { return "UniPCMultistepScheduler"; }
   void set_timesteps(int num_inference_steps) override;
+  int num_train_timesteps() const override { return config_.num_train_timesteps; }
   const UniPCConfig& config() const { return config_; }
 
  private:

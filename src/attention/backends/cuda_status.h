@@ -1,6 +1,6 @@
 #pragma once
 // The answers every backend gives for Device::CUDA before its own kernel predicate: no CUDA in this
-// build, no visible device, or (while a backend has no kernel yet) no kernel.
+// build, no driver, a driver too old, no visible device, or (while a backend has no kernel yet) no kernel.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,8 +12,8 @@ namespace dattn {
 
 // Why CUDA cannot be used at all (no CUDA build, no device), or nullopt when it can.
 inline std::optional<Support> cuda_unusable() {
-  if (!built_with_cuda()) return Support::no("dattn was built without CUDA (DATTN_CUDA=off or no nvcc)");
-  if (cuda_device_count() == 0) return Support::no("no CUDA device is visible");
+  // No driver, a driver too old for this build, or no visible device: each said as such.
+  if (std::string why = cuda_unavailable_reason(); !why.empty()) return Support::no(why);
   return std::nullopt;
 }
 

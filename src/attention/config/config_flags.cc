@@ -99,8 +99,7 @@ DottedTarget parse_path(std::string_view path) {
 
 // VALUE is JSON when it parses as JSON (128, true, "x"), else the text itself.
 json decode_value(const std::string& value) {
-  json parsed = json::parse(value, nullptr, /*allow_exceptions=*/false);
-  return parsed.is_discarded() ? json(value) : parsed;
+  return config_detail::parse_json_or_text(value, "a --diffusion-attention-config.* value");
 }
 
 // A backend name: a JSON string ("\"SAGE_ATTN\"") is unquoted; anything else is kept as typed, so a

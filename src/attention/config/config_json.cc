@@ -59,8 +59,12 @@ void check_role_name(const std::string& role) {
 }
 
 // One per_role value: a name, a spec object, or an object of nested roles (flattened with dots).
-void parse_role(RawConfig& raw, const std::string& role, const json& value) {
+// `depth` counts the role's dotted parts: a config built in C++ (from_json) has no parser in front.
+void parse_role(RawConfig& raw, const std::string& role, const json& value, int depth = 1) {
   const std::string where = "Invalid " + role_where(role);
+  if (depth > kMaxConfigDepth)
+    throw ConfigError("Invalid per_role entry: roles nest deeper than " + std::to_string(kMaxConfigDepth) +
+                      " levels (role '" + role.substr(0, 40) + "...').");
   check_role_name(role);
   if (value.is_null()) return add_role(raw, role, RawSpec{"auto", std::nullopt});  // null: unset, like auto
   if (value.is_string()) return add_role(raw, role, RawSpec{value.get<std::string>(), std::nullopt});
@@ -74,7 +78,7 @@ void parse_role(RawConfig& raw, const std::string& role, const json& value) {
       throw ConfigError(where + ": cannot mix backend/extra with nested role keys.");
     return add_role(raw, role, spec_from_object(value, where));
   }
-  for (const auto& [key, nested] : value.items()) parse_role(raw, role + "." + key, nested);
+  for (const auto& [key, nested] : value.items()) parse_role(raw, role + "." + key, nested, depth + 1);
 }
 
 // "auto" drops the spec; otherwise canonical name and validated extra. `where` names it in errors.
@@ -122,9 +126,29 @@ AttentionConfig finalize(const RawConfig& raw) {
   return config;
 }
 
+namespace {
+
+// A parser callback refusing nesting past kMaxConfigDepth (depth counts the enclosing levels).
+json::parser_callback_t depth_limit(std::string_view what) {
+  return [what = std::string(what)](int depth, json::parse_event_t event, json&) {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= kMaxConfigDepth)
+      throw ConfigError("Invalid JSON in " + what + ": nested deeper than " + std::to_string(kMaxConfigDepth) +
+                        " levels (a configuration needs a handful: per_role, the role's dotted parts, spec, extra).");
+    return true;
+  };
+}
+
+}  // namespace
+
+json parse_json_or_text(const std::string& text, std::string_view what) {
+  json parsed = json::parse(text, depth_limit(what), /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? json(text) : parsed;
+}
+
 json parse_json_text(std::string_view text, std::string_view what) {
   try {
-    return json::parse(text);
+    return json::parse(text, depth_limit(what));
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number past double's range
     // Drop nlohmann's "[json.exception.parse_error.101] " tag; keep its line/column and reason.
     std::string reason = e.what();

@@ -36,7 +36,15 @@ inline bool is_auto(std::string_view name) {
 RawConfig parse_raw(const nlohmann::json& value);
 // "auto", canonical names, extras validated. Throws ConfigError.
 AttentionConfig finalize(const RawConfig& raw);
-// Parses JSON text; a syntax error is a one-line ConfigError "Invalid JSON in WHAT: parse error at ...".
+// Nesting allowed in a configuration's JSON (objects and arrays, the outer object is level 1). A real
+// config nests 4-6 levels (per_role, a role's dotted parts, spec, extra); the limit keeps hostile input
+// from exhausting the stack of the recursive role reader and of nlohmann's copies.
+inline constexpr int kMaxConfigDepth = 32;
+
+// Parses JSON text; a syntax error is a one-line ConfigError "Invalid JSON in WHAT: parse error at ...",
+// nesting past kMaxConfigDepth a ConfigError naming the limit.
 nlohmann::json parse_json_text(std::string_view text, std::string_view what);
+// The same for a dotted flag's VALUE: JSON when it parses as JSON, else the text itself as a string.
+nlohmann::json parse_json_or_text(const std::string& text, std::string_view what);
 
 }  // namespace dattn::config_detail

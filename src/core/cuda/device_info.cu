@@ -1,4 +1,5 @@
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <string>
@@ -16,6 +17,41 @@ int device_count() {
   return n;
 }
 
+namespace {
+
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// The driver's CUDA version (cuDriverGetVersion, e.g. 12040), 0 when no driver library loads. Asked
+// through dlopen: the runtime reports "driver version is insufficient" both for an old driver and for
+// none at all, and a user needs to know which.
+int driver_cuda_version() {
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return 0;
+  using GetVersion = int (*)(int*);
+  int version = 0;
+  if (auto get = reinterpret_cast<GetVersion>(dlsym(lib, "cuDriverGetVersion")); !get || get(&version) != 0)
+    version = 0;
+  dlclose(lib);
+  return version;
+}
+
+}  // namespace
+
+std::string unavailable_reason() {
+  int n = 0;
+  const cudaError_t err = cudaGetDeviceCount(&n);
+  if (err == cudaSuccess && n > 0) return {};
+  cudaGetLastError();
+  if (err == cudaSuccess || err == cudaErrorNoDevice)
+    return "no CUDA device is visible (the NVIDIA driver is installed; check CUDA_VISIBLE_DEVICES)";
+  const int driver = driver_cuda_version();
+  if (driver == 0) return "no NVIDIA driver is installed (libcuda.so.1 cannot be loaded): no GPU to run on";
+  if (err == cudaErrorInsufficientDriver || driver < CUDART_VERSION)
+    return "the NVIDIA driver supports CUDA " + cuda_version_text(driver) + ", this dattn needs CUDA " +
+           cuda_version_text(CUDART_VERSION) + " or newer: update the driver";
+  return std::string("the CUDA runtime cannot use a device: ") + cudaGetErrorString(err);
+}
+
 int compute_capability(int device) {
   if (device < 0 || device >= device_count()) return 0;
   int major = 0, minor = 0;
@@ -27,14 +63,18 @@ int compute_capability(int device) {
   return major * 10 + minor;
 }
 
-std::string device_summary(int device) {
-  int n = 0;
-  cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
+long long free_memory_bytes() {
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
     cudaGetLastError();
-    return std::string("none (") + cudaGetErrorString(err) + ")";
+    return -1;
   }
-  if (n == 0) return "none (no CUDA device)";
+  return static_cast<long long>(free);
+}
+
+std::string device_summary(int device) {
+  if (std::string why = unavailable_reason(); !why.empty()) return "none (" + why + ")";
+  const int n = device_count();
   if (device < 0 || device >= n) return "none (device " + std::to_string(device) + " of " + std::to_string(n) + ")";
   cudaDeviceProp p{};
   if (cudaGetDeviceProperties(&p, device) != cudaSuccess) return "unknown (cudaGetDeviceProperties failed)";

@@ -9,6 +9,8 @@
 
 #include "core/cuda/check.cuh"
 #include "dattn/core/device_memory.h"
+#include "dattn/core/error.h"
+#include "dattn/core/human_bytes.h"
 #include "dattn/core/run_context.h"
 
 namespace dattn {
@@ -43,7 +45,21 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   RunContext& context = current_context(Device::CUDA);
   keep_pool_memory(context.device_index());
   stream_ = context.stream();
-  DATTN_CUDA_CHECK(cudaMallocAsync(&ptr_, bytes, static_cast<cudaStream_t>(stream_)));
+  if (const cudaError_t err = cudaMallocAsync(&ptr_, bytes, static_cast<cudaStream_t>(stream_)); err != cudaSuccess) {
+    cudaGetLastError();
+    ptr_ = nullptr;
+    // Out of memory is the request's size, not dattn's failure: say how much was asked and what is free.
+    if (err == cudaErrorMemoryAllocation) {
+      std::size_t free = 0, total = 0;
+      cudaMemGetInfo(&free, &total);
+      throw UserError("out of device memory on cuda:" + std::to_string(context.device_index()) + ": " +
+                      human_bytes(static_cast<std::int64_t>(bytes)) + " requested, " +
+                      human_bytes(static_cast<std::int64_t>(free)) + " free of " +
+                      human_bytes(static_cast<std::int64_t>(total)) + "; try a smaller size or fewer frames");
+    }
+    throw std::runtime_error(std::string("cudaMallocAsync of ") + std::to_string(bytes) + " bytes failed: " +
+                             cudaGetErrorString(err));
+  }
   context_ = context.shared_from_this();
   device_counter_ = &device_memory_counter(context.device_index());
   context_->memory().add(bytes);

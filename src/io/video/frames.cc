@@ -22,11 +22,27 @@ FrameGeometry frame_geometry(const Tensor& frames, const std::string& path) {
 namespace {
 
 template <class T>
+void require_finite_values(const std::vector<T>& v, const Shape& shape, const std::string& path) {
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]) && bad++ == 0) first = i;
+  if (bad == 0) return;
+  // Position of the first one in [F, H, W, 3] (a leading batch of 1 is folded away: F*H*W*3 elements).
+  const std::int64_t w = shape[shape.size() - 2], h = shape[shape.size() - 3];
+  const std::int64_t c = std::int64_t(first) % 3, x = std::int64_t(first) / 3 % w, y = std::int64_t(first) / 3 / w % h,
+                     f = std::int64_t(first) / 3 / w / h;
+  throw NumericError(path + ": " + std::to_string(bad) + " of " + std::to_string(v.size()) +
+                     " frame values are NaN or Inf (the first at frame " + std::to_string(f) + ", row " +
+                     std::to_string(y) + ", column " + std::to_string(x) + ", channel " + std::to_string(c) +
+                     "); nothing written");
+}
+
+template <class T>
 std::vector<std::uint8_t> quantize(const std::vector<T>& v, const std::string& path) {
   std::vector<std::uint8_t> out(v.size());
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (std::isnan(v[i]))
-      throw std::runtime_error(path + ": frame value " + std::to_string(i) + " is NaN; nothing written");
+    if (std::isnan(v[i]))  // require_finite ran first; this keeps quantize_frames safe on its own
+      throw NumericError(path + ": frame value " + std::to_string(i) + " is NaN; nothing written");
     const T x = std::clamp(v[i], T(0), T(1)) * T(255);
     out[i] = static_cast<std::uint8_t>(std::nearbyint(x));  // default rounding: ties to even, like np.round
   }
@@ -34,6 +50,11 @@ std::vector<std::uint8_t> quantize(const std::vector<T>& v, const std::string& p
 }
 
 }  // namespace
+
+void require_finite(const Tensor& frames, const std::string& path) {
+  if (frames.dtype() == DType::F64) return require_finite_values(frames.to_f64_vector(), frames.shape(), path);
+  require_finite_values(frames.to_f32_vector(), frames.shape(), path);
+}
 
 std::vector<std::uint8_t> quantize_frames(const Tensor& frames, const std::string& path) {
   if (frames.dtype() == DType::F64) return quantize(frames.to_f64_vector(), path);

@@ -15,8 +15,12 @@ struct FrameGeometry {
 // [F,H,W,3] or [1,F,H,W,3], fp32 or fp64, no dimension 0; else UserError naming `path`.
 FrameGeometry frame_geometry(const Tensor& frames, const std::string& path);
 
+// Throws NumericError naming `path`, the count and the first NaN or Inf (frame, row, column, channel):
+// clamping would turn Inf into a white pixel and a NaN into anything, hiding a failed model.
+void require_finite(const Tensor& frames, const std::string& path);
+
 // clamp(x, 0, 1), then round(x * 255) with ties to even, in the tensor's precision as numpy computes
-// it. Throws std::runtime_error naming the first NaN (a model failure, not something to hide).
+// it. Throws NumericError naming the first NaN (a model failure, not something to hide).
 std::vector<std::uint8_t> quantize_frames(const Tensor& frames, const std::string& path);
 
 }  // namespace dattn::video_detail

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
 #include "io/video/av_util.h"
 
 namespace dattn {
@@ -67,6 +68,7 @@ void drain(AVCodecContext* ctx, AVFrame* frame, DecodedVideo& out, const std::st
 }  // namespace
 
 DecodedVideo read_video_rgb(const std::string& path) {
+  require_regular_file(path, "video");  // FFmpeg would block on a FIFO
   AVFormatContext* raw = nullptr;
   if (int err = avformat_open_input(&raw, path.c_str(), nullptr, nullptr); err < 0)
     throw UserError(path + ": cannot open as video or image: " + av::error_text(err));

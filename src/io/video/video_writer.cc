@@ -35,6 +35,7 @@ std::vector<std::string> write_video(const std::string& path, const Tensor& fram
   const VideoFormat format = video_format_for(path);
   const FrameGeometry g = video_detail::frame_geometry(frames, path);
   check_frame_size(path, g.height, g.width);
+  video_detail::require_finite(frames, path);  // nothing non-finite reaches a user's file, in any format
   std::vector<std::uint8_t> rgb;
   if (format != VideoFormat::SAFETENSORS) rgb = video_detail::quantize_frames(frames, path);  // NaN check first
   std::vector<std::string> written;

@@ -1,4 +1,7 @@
 // Lookups over the roles the model families declare (see dattn/models/attention_roles.h).
+#include <algorithm>
+
+#include "dattn/core/edit_distance.h"
 #include "dattn/core/error.h"
 #include "dattn/models/attention_roles.h"
 
@@ -20,6 +23,25 @@ const AttentionRoleDecl& find_role(const std::vector<AttentionRoleDecl>& decls, 
   }
   throw ConfigError("attention role '" + role + "' is not declared; expected one of " +
                     (declared.empty() ? std::string("(none)") : declared));
+}
+
+void check_per_role_keys(const AttentionConfig& config, const std::vector<AttentionRoleDecl>& decls,
+                         const std::string& model) {
+  std::vector<std::string> names;
+  for (const AttentionRoleDecl& d : decls) {
+    names.push_back(d.role);
+    if (d.category && std::find(names.begin(), names.end(), *d.category) == names.end()) names.push_back(*d.category);
+  }
+  for (const auto& [key, spec] : config.per_role) {
+    (void)spec;
+    if (std::find(names.begin(), names.end(), key) != names.end()) continue;
+    std::string declared;
+    for (const std::string& n : names) declared += (declared.empty() ? "'" : ", '") + n + "'";
+    const std::string near = closest_name(key, names);
+    throw ConfigError("per_role key '" + key + "' matches no attention role of " + model +
+                      (near.empty() ? std::string() : "; did you mean '" + near + "'?") + " (its roles: " + declared +
+                      ")");
+  }
 }
 
 }  // namespace dattn

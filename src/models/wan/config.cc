@@ -44,6 +44,9 @@ WanTransformerConfig WanTransformerConfig::from_json(const json& j, const std::s
   c.freq_dim = r.positive("freq_dim");
   c.ffn_dim = r.positive("ffn_dim");
   c.num_layers = r.positive("num_layers");
+  // The largest published DiTs have 40-60 blocks; 10^6 would build a parameter list of gigabytes and a
+  // checkpoint of terabytes before anything else could refuse it.
+  if (c.num_layers > kWanMaxLayers) r.fail("num_layers", "at most " + std::to_string(kWanMaxLayers));
   c.cross_attn_norm = r.boolean("cross_attn_norm", true);
   c.eps = r.number("eps", 1e-6);
   c.rope_max_seq_len = r.positive("rope_max_seq_len", 1024);

@@ -3,10 +3,12 @@
 
 #include <array>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "dattn/core/error.h"
 #include "dattn/io/weight_store.h"
+#include "dattn/models/attention_roles.h"
 #include "dattn/ops/combine.h"
 #include "dattn/ops/ops.h"
 #include "models/wan/block.h"
@@ -40,6 +42,8 @@ WanTransformer WanTransformer::load(const std::string& dir, const WanRunOptions&
   auto impl = std::make_unique<Impl>();
   impl->config = WanTransformerConfig::load(dir);
   impl->options = options;
+  check_per_role_keys(options.attention.config, wan_attention_roles(impl->config, options.dtype),
+                      "WanTransformer3DModel (" + dir + ")");
   // Blocks (and their attention layers) first: a backend that cannot run the model fails before
   // gigabytes of weights are read.
   for (std::int64_t i = 0; i < impl->config.num_layers; ++i)

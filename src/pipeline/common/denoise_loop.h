@@ -19,7 +19,9 @@ struct DenoiseInputs {
 };
 
 // Runs scheduler.num_inference_steps() steps (set_timesteps already called) and returns the final
-// latents (float32, run device), on the context bound to the thread. Each step's wall time (device work finished) goes to step_ms and to the
+// latents (float32, run device), on the context bound to the thread. After every step the latents are
+// checked for NaN/Inf (one reduction): NumericError naming the step, and whether the model's prediction
+// or the scheduler's update went non-finite, with the likely causes. Each step's wall time (device work finished) goes to step_ms and to the
 // observer; the observer's `cancelled` is asked before every step.
 Tensor denoise(const Denoiser& model, Scheduler& scheduler, Guidance& guidance, DenoiseInputs inputs,
                const ProgressObserver& observer, const RunContext& context, std::vector<double>& step_ms);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
 
 namespace dattn::pipeline {
 
@@ -14,6 +15,7 @@ using json = nlohmann::json;
 json read_model_index(const std::string& dir) {
   const fs::path path = fs::path(dir) / "model_index.json";
   if (!fs::is_directory(dir)) throw UserError("--model '" + dir + "': no such directory");
+  refuse_special_file(path.string(), "pipeline index");
   std::ifstream in(path);
   if (!in)
     throw UserError(path.string() + ": not found; --model must be a diffusers pipeline directory "
@@ -51,6 +53,7 @@ std::string require_dir(const std::string& dir, const std::string& name) {
 }
 
 void require_file(const std::string& path) {
+  refuse_special_file(path, "pipeline file");
   if (!fs::is_regular_file(path)) throw UserError(path + ": not found");
 }
 

@@ -3,6 +3,7 @@
 #include "pipeline/common/request_checks.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "dattn/core/error.h"
 
@@ -18,19 +19,24 @@ void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple,
   }
 }
 
-void check_common_fields(const GenerationRequest& r, std::int64_t ft) {
+void check_common_fields(const GenerationRequest& r, std::int64_t ft, int max_steps) {
   if (r.num_frames < 1 || (r.num_frames - 1) % ft != 0) {
     const std::int64_t k = r.num_frames < 1 ? 0 : (r.num_frames - 1) / ft;
     throw UserError("--num-frames " + std::to_string(r.num_frames) + " must be " + std::to_string(ft) +
                     "k+1 (the VAE's temporal factor is " + std::to_string(ft) + "); try " + std::to_string(k * ft + 1) +
                     " or " + std::to_string((k + 1) * ft + 1));
   }
-  if (r.num_inference_steps < 1)
-    throw UserError("--num-inference-steps " + std::to_string(r.num_inference_steps) + " must be at least 1");
+  if (r.num_inference_steps < 1 || r.num_inference_steps > max_steps)
+    throw UserError("--num-inference-steps " + std::to_string(r.num_inference_steps) + " must be between 1 and " +
+                    std::to_string(max_steps) + " (the scheduler's num_train_timesteps; models use 20 to 50)");
   if (!std::isfinite(r.guidance_scale) || r.guidance_scale < 0)
     throw UserError("--guidance-scale must be a finite number >= 0 (guidance runs when it is > 1)");
-  if (r.flow_shift && !(std::isfinite(*r.flow_shift) && *r.flow_shift > 0))
-    throw UserError("--flow-shift must be a positive number");
+  if (r.flow_shift && !(*r.flow_shift >= kMinFlowShift && *r.flow_shift <= kMaxFlowShift)) {  // NaN fails too
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", *r.flow_shift);
+    throw UserError(std::string("--flow-shift ") + value + " must be between 0.01 and 100 (models use 1 to 17: " +
+                    "Wan 3 to 12; a shift s and 1/s mirror each other)");
+  }
   if (r.max_sequence_length && *r.max_sequence_length < 1) throw UserError("max_sequence_length must be at least 1");
 }
 

@@ -10,7 +10,14 @@ namespace dattn::pipeline {
 
 // `flag value must be a positive multiple of M (why); try A or B`.
 void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple, const std::string& why);
-// Frames k * temporal + 1, steps >= 1, a finite guidance scale >= 0, a positive flow shift.
-void check_common_fields(const GenerationRequest& r, std::int64_t temporal_factor);
+// The --flow-shift range. diffusers takes any float; dattn refuses what cannot be meant: shift s and 1/s
+// mirror each other (sigma' = s sigma / (1 + (s - 1) sigma)), and at s = 100 half the schedule already
+// sits above sigma 0.99 (at 0.01, below 0.01), while models use 1 to 17 (Wan 3-12, HunyuanVideo up
+// to 17). At 1e9 the float32 sigmas round to 1 and the solver divides by zero.
+inline constexpr double kMinFlowShift = 0.01, kMaxFlowShift = 100.0;
+
+// Frames k * temporal + 1, steps in 1..max_steps (the scheduler's num_train_timesteps), a finite
+// guidance scale >= 0, a flow shift in [kMinFlowShift, kMaxFlowShift].
+void check_common_fields(const GenerationRequest& r, std::int64_t temporal_factor, int max_steps);
 
 }  // namespace dattn::pipeline

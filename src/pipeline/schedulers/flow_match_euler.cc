@@ -32,8 +32,7 @@ FlowMatchEulerDiscreteScheduler::FlowMatchEulerDiscreteScheduler(FlowMatchEulerC
 }
 
 void FlowMatchEulerDiscreteScheduler::set_timesteps(int n) {
-  if (n < 1)
-    throw UserError("FlowMatchEulerDiscreteScheduler: num_inference_steps must be >= 1, got " + std::to_string(n));
+  check_step_count(n);
   const double num_train = config_.num_train_timesteps;
   std::vector<double> t = sched::np_linspace(sigma_max_ * num_train, sigma_min_ * num_train, n);
   std::vector<double> s(t.size());

@@ -10,6 +10,12 @@ namespace dattn {
 
 void Scheduler::reset_steps() { next_step_ = -1; }
 
+void Scheduler::check_step_count(int n) const {
+  // No upper bound here: the solver tests converge against 1600 steps of a 1000-step training schedule.
+  // A request is bounded by num_train_timesteps before any work (pipeline/common/request_checks.h).
+  if (n < 1) throw UserError(name() + ": num_inference_steps must be >= 1, got " + std::to_string(n));
+}
+
 int Scheduler::index_for_timestep(double timestep) const {
   std::vector<int> hits;
   for (std::size_t i = 0; i < timesteps_.size(); ++i)

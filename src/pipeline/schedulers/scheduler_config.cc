@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 #include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/unipc_scheduler.h"
@@ -129,6 +130,7 @@ std::unique_ptr<Scheduler> scheduler_from_json(const std::string& json_text, con
 }
 
 std::unique_ptr<Scheduler> load_scheduler(const std::string& config_path, const SchedulerOverrides& overrides) {
+  refuse_special_file(config_path, "scheduler config");
   std::ifstream in(config_path);
   if (!in) throw UserError(config_path + ": cannot open the scheduler config (a diffusers scheduler_config.json)");
   std::stringstream text;

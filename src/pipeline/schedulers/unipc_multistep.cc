@@ -91,7 +91,7 @@ UniPCMultistepScheduler::UniPCMultistepScheduler(UniPCConfig config) : config_(s
 }
 
 void UniPCMultistepScheduler::set_timesteps(int n) {
-  if (n < 1) throw UserError("UniPCMultistepScheduler: num_inference_steps must be >= 1, got " + std::to_string(n));
+  check_step_count(n);
   const double num_train = config_.num_train_timesteps;
   std::vector<double> s = sched::np_linspace(1.0, 1.0 / num_train, n + 1);
   s.pop_back();

@@ -63,7 +63,7 @@ WanPipelineInfo inspect_wan_pipeline(const std::string& dir) {
   info.vae = WanVaeConfig::from_json(read_component_config(info.vae_dir), info.vae_dir + "/config.json");
   info.text_dim = Umt5Config::load(info.text_encoder_dir).d_model;
   // The scheduler config is read here too, so a bad one fails before any work.
-  (void)load_scheduler(info.scheduler_config);
+  info.num_train_timesteps = load_scheduler(info.scheduler_config)->num_train_timesteps();
 
   if (info.transformer.in_channels != info.vae.z_dim)
     throw UserError(dir + ": the transformer takes " + std::to_string(info.transformer.in_channels) +

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
+#include "dattn/core/files.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/models/random_checkpoint.h"
 #include "dattn/models/umt5_random.h"
@@ -20,6 +21,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 json read_json_file(const std::string& path) {
+  refuse_special_file(path, "config");
   std::ifstream in(path);
   if (!in) throw UserError(path + ": cannot read");
   json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -34,6 +36,7 @@ void write_json_file(const fs::path& path, const json& j) {
 }
 
 void copy_into(const fs::path& from, const fs::path& to) {
+  require_regular_file(from.string(), "file to copy");
   std::error_code ec;
   fs::create_directories(to.parent_path(), ec);
   if (!ec) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
@@ -84,6 +87,7 @@ void write_random_wan_pipeline(const std::string& out_dir, const RandomWanPipeli
                     std::to_string(transformer_config.out_channels) + " differ from the VAE's z_dim " +
                     std::to_string(vae_config.z_dim) + " (" + spec.vae_config + ")");
 
+  OutputDirectory output(out_dir, "--out");  // a failed component removes the whole pipeline
   RandomCheckpointOptions transformer_options;
   transformer_options.dtype = spec.dtype;
   transformer_options.seed = spec.seed;
@@ -98,6 +102,7 @@ void write_random_wan_pipeline(const std::string& out_dir, const RandomWanPipeli
   write_json_file(out / "model_index.json",
                   model_index(scheduler.value("_class_name", std::string()), spec.expand_timesteps));
   (void)inspect_wan_pipeline(out_dir);  // the components must fit together (channels, text width)
+  output.commit();
 }
 
 }  // namespace dattn

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "dattn/core/error.h"
+#include "dattn/ops/finite.h"
 #include "dattn/pipeline/wan/wan_pipeline.h"
 #include "pipeline/common/request_checks.h"
 
@@ -13,7 +14,7 @@ void check_wan_request(const WanPipelineInfo& info, const GenerationRequest& r) 
                               " x the transformer's patch ";
   pipeline::check_multiple("--height", r.height, info.height_multiple(), spatial + std::to_string(patch[1]));
   pipeline::check_multiple("--width", r.width, info.width_multiple(), spatial + std::to_string(patch[2]));
-  pipeline::check_common_fields(r, info.vae.scale_factor_temporal);
+  pipeline::check_common_fields(r, info.vae.scale_factor_temporal, info.num_train_timesteps);
   const std::int64_t ft = info.vae.scale_factor_temporal;
   const std::int64_t latent_frames = (r.num_frames - 1) / ft + 1;
   if (latent_frames % patch[0] != 0)
@@ -25,6 +26,11 @@ void check_wan_request(const WanPipelineInfo& info, const GenerationRequest& r) 
       throw UserError("initial latents have shape " + shape_str(r.initial_latents.shape()) + ", expected " +
                       shape_str(want) + " for " + std::to_string(r.num_frames) + " frames of " +
                       std::to_string(r.height) + "x" + std::to_string(r.width));
+    // Noise must be finite: a NaN would run every step and decode to a video of NaN.
+    if (const ops::NonFinite bad = ops::count_nonfinite(r.initial_latents); bad.count)
+      throw UserError("initial latents hold " + std::to_string(bad.nan) + " NaN and " +
+                      std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(r.initial_latents.numel()) +
+                      " values; expected finite noise");
   }
 }
 

@@ -7,10 +7,12 @@
 #include <memory>
 #include <optional>
 
+#include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
+#include "dattn/ops/finite.h"
 #include "dattn/pipeline/noise.h"
 #include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/wan/prompt_embeds.h"
@@ -20,6 +22,7 @@
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/stage_memory.h"
+#include "pipeline/wan/request_memory.h"
 
 namespace dattn {
 namespace {
@@ -90,7 +93,12 @@ class WanPipeline final : public Pipeline {
   const PipelineOptions& options() const override { return options_; }
   RunContext& context() const override { return *context_; }
   std::vector<Resolution> attention() const override { return attention_; }
-  void check(const GenerationRequest& request) const override { check_wan_request(info_, request); }
+  void check(const GenerationRequest& request) const override {
+    check_wan_request(info_, request);
+    const ContextScope bound(*context_);  // the device whose free memory counts
+    pipeline::check_memory_fits(wan_request_memory(info_, request, options_),
+                                "try a smaller --height/--width or fewer --num-frames");
+  }
   Shape latent_shape(const GenerationRequest& request) const override { return wan_latent_shape(info_, request); }
 
   GenerationResult run(const GenerationRequest& request, const ProgressObserver& observer) override {
@@ -173,7 +181,14 @@ class WanPipeline final : public Pipeline {
   Tensor decode(const Tensor& latents, StageTimes& times) {
     auto vae = vae_.acquire(times);
     StageClock clock;
-    const Tensor video = vae->decode(denormalize_latents(latents, vae->config())).to(Device::CPU);
+    const Tensor decoded = vae->decode(denormalize_latents(latents, vae->config()));
+    // The latents were finite (the denoise loop checks every step): NaN or Inf here is the VAE's.
+    if (const ops::NonFinite bad = ops::count_nonfinite(decoded); bad.count)
+      throw NumericError("vae decode produced non-finite video (" + std::to_string(bad.nan) + " NaN and " +
+                         std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(decoded.numel()) +
+                         " values) from finite latents; likely cause: VAE weights with NaN, Inf or huge values "
+                         "(a corrupt or mis-converted vae/ checkpoint). Nothing was written.");
+    const Tensor video = decoded.to(Device::CPU);
     Tensor frames = postprocess(video);
     times.emplace_back("vae decode", clock.ms());
     return frames;
@@ -187,6 +202,7 @@ class WanPipeline final : public Pipeline {
   static std::vector<Resolution> wan_attention_resolutions(const WanTransformerConfig& config,
                                                            const PipelineOptions& options) {
     std::vector<Resolution> out;
+    check_per_role_keys(options.attention.config, wan_attention_roles(config, options.dtype), "WanPipeline's transformer");
     for (const AttentionRoleDecl& role : wan_attention_roles(config, options.dtype))
       out.push_back(resolve_attention(options.attention, role.role, role.category, role.nominal, options.device));
     return out;

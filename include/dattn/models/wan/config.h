@@ -9,6 +9,9 @@
 
 namespace dattn {
 
+// The most transformer blocks a config may declare (num_layers); real models have 30 to 40.
+inline constexpr std::int64_t kWanMaxLayers = 1000;
+
 struct WanTransformerConfig {
   // Required: they define the architecture, and diffusers' defaults (the 14B model) would silently
   // build the wrong one for a config that lacks them.

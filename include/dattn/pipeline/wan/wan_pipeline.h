@@ -19,6 +19,7 @@ struct WanPipelineInfo {
   std::string transformer_dir, vae_dir, text_encoder_dir, tokenizer_dir, scheduler_config;
   bool expand_timesteps = false;  // Wan2.2 TI2V: a timestep per latent token
   std::string scheduler_class;
+  int num_train_timesteps = 1000;  // the scheduler's: the most denoising steps a request may ask
   WanTransformerConfig transformer;
   WanVaeConfig vae;
   std::int64_t text_dim = 0;  // the umT5 width (= transformer text_dim)
@@ -37,8 +38,9 @@ WanPipelineInfo inspect_wan_pipeline(const std::string& dir);
 inline constexpr int kWanDefaultMaxSequenceLength = 512;
 
 // Refuses, with a message saying what is expected: height or width not a positive multiple of the
-// model's factor, num_frames not 4k+1 (the VAE's temporal factor), steps < 1, a non-finite or
-// negative guidance scale, a flow shift <= 0, initial latents of the wrong shape.
+// model's factor, num_frames not 4k+1 (the VAE's temporal factor), steps outside 1..num_train_timesteps,
+// a non-finite or negative guidance scale, a flow shift outside [kMinFlowShift, kMaxFlowShift], initial
+// latents of the wrong shape.
 void check_wan_request(const WanPipelineInfo& info, const GenerationRequest& request);
 
 // [1, z_dim, (F - 1) / 4 + 1, H / 16, W / 16] for Wan2.2 (the VAE's factors).

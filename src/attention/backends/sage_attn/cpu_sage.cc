@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "dattn/core/dtype.h"
 
@@ -36,6 +37,58 @@ const std::array<float, 256>& e4m3_table() {
     return t;
   }();
   return table;
+}
+
+// NaN and Inf (docs/backend-semantics.md, SAGE_ATTN, "Non-finite inputs"): INT8 and FP8 cannot carry
+// them through their scales (one Inf would make a whole block's scale Inf), so they are taken out before
+// quantizing (as 0) and put back into the output: a non-finite value in a valid key makes every row of
+// its head NaN (every row attends to that key), one in a valid value makes its channel NaN in every row,
+// one in a query row makes that row NaN. Padding keys take no part, whatever they hold.
+struct NonFiniteKV {
+  bool key = false;                       // some valid key holds NaN/Inf
+  std::vector<std::uint8_t> value_channel;  // [d]: some valid value holds NaN/Inf in this channel
+  bool value = false;
+  bool any_valid = false;                 // a row with no valid key stays zero
+};
+
+NonFiniteKV take_out_nonfinite_kv(float* k, float* v, std::int64_t n, std::int64_t d, const KeyValid& valid) {
+  NonFiniteKV bad;
+  bad.value_channel.assign(static_cast<std::size_t>(d), 0);
+  for (std::int64_t j = 0; j < n; ++j) {
+    if (!is_valid(valid, j)) continue;
+    bad.any_valid = true;
+    for (std::int64_t c = 0; c < d; ++c) {
+      float& kc = k[j * d + c];
+      float& vc = v[j * d + c];
+      if (!std::isfinite(kc)) bad.key = true, kc = 0.0f;
+      if (!std::isfinite(vc)) bad.value = true, bad.value_channel[c] = 1, vc = 0.0f;
+    }
+  }
+  return bad;
+}
+
+// Takes NaN/Inf out of q rows [rows, d] (as 0); returns which rows held any.
+std::vector<std::uint8_t> take_out_nonfinite_q(float* q, std::int64_t rows, std::int64_t d) {
+  std::vector<std::uint8_t> bad(static_cast<std::size_t>(rows), 0);
+  for (std::int64_t i = 0; i < rows * d; ++i)
+    if (!std::isfinite(q[i])) bad[static_cast<std::size_t>(i / d)] = 1, q[i] = 0.0f;
+  return bad;
+}
+
+// Puts the taken-out NaN back into output rows [rows, d].
+void put_back_nonfinite(float* o, std::int64_t rows, std::int64_t d, const NonFiniteKV& kv,
+                        const std::vector<std::uint8_t>& q_bad) {
+  if (!kv.any_valid) return;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    float* row = o + r * d;
+    if (kv.key || q_bad[static_cast<std::size_t>(r)]) {
+      std::fill(row, row + d, nan);
+    } else if (kv.value) {
+      for (std::int64_t c = 0; c < d; ++c)
+        if (kv.value_channel[static_cast<std::size_t>(c)]) row[c] = nan;
+    }
+  }
 }
 
 // Online-softmax state of one query row.
@@ -153,6 +206,7 @@ void sage_attention_cpu(const AttentionProblem& problem) {
         to_f32(kb + off, dt, k.data() + j * D, D);
         to_f32(vb + off, dt, v.data() + j * D, D);
       }
+      const NonFiniteKV bad = take_out_nonfinite_kv(k.data(), v.data(), Sk, D, valid);
       const PreparedKV kv = prepare_kv(k.data(), v.data(), Sk, D, valid);
 
 #pragma omp parallel for schedule(dynamic, 1)
@@ -163,8 +217,10 @@ void sage_attention_cpu(const AttentionProblem& problem) {
         for (std::int64_t r = 0; r < rows; ++r)
           to_f32(qb + static_cast<std::size_t>(((b * Sq + i0 + r) * Hq + h) * D) * esz, dt, q.data() + r * D, D);
         // One query block quantizes exactly as it would inside the whole head (its own scale).
+        const std::vector<std::uint8_t> q_bad = take_out_nonfinite_q(q.data(), rows, D);
         const Int8Blocks q8 = prepare_q(q.data(), rows, D, scale);
         attend_rows(q8, 0, rows, kv, o.data());
+        put_back_nonfinite(o.data(), rows, D, bad, q_bad);
         for (std::int64_t r = 0; r < rows; ++r)
           from_f32(o.data() + r * D, dt, ob + static_cast<std::size_t>(((b * Sq + i0 + r) * Hq + h) * D) * esz, D);
       }

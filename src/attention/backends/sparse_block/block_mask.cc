@@ -16,8 +16,9 @@ namespace dattn::sparse {
 namespace {
 
 
-// NaN scores order last, so the sort below always sees a strict weak order.
-float sort_key(float s) { return std::isnan(s) ? -std::numeric_limits<float>::infinity() : s; }
+// NaN scores order first (as +inf), so the sort below always sees a strict weak order and a block whose
+// pooled Q or K holds NaN is kept rather than dropped: corrupt inputs must reach the output, not vanish.
+float sort_key(float s) { return std::isnan(s) ? std::numeric_limits<float>::infinity() : s; }
 
 // Fewest leading blocks of `order` whose estimated mass w = softmax_j(s_j + log(valid_keys_j)) reaches
 // the threshold; every block when rounding keeps the total just below it.

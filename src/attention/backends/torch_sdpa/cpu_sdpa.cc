@@ -43,6 +43,7 @@ void sdpa_attention_cpu(const AttentionProblem& p) {
 #pragma omp parallel
   {
     std::vector<float> scores(Sk), acc(D);
+    std::vector<char> hidden(Sk);
 #pragma omp for collapse(2) schedule(dynamic)
     for (std::int64_t b = 0; b < B; ++b) {
       for (std::int64_t h = 0; h < Hq; ++h) {
@@ -67,7 +68,7 @@ void sdpa_attention_cpu(const AttentionProblem& p) {
               }
             }
             scores[j] = s;
-            row_max = std::max(row_max, s);
+            if (s > row_max || s != s) row_max = row_max != row_max ? row_max : s;  // NaN wins, as in torch
           }
           float* oi = out + ((b * Sq + i) * Hq + h) * D;
           if (row_max == kNegInf) {  // every key hidden: zeros, never NaN
@@ -76,14 +77,15 @@ void sdpa_attention_cpu(const AttentionProblem& p) {
           }
           float sum = 0.0f;
           for (std::int64_t j = 0; j < Sk; ++j) {
+            hidden[j] = scores[j] == kNegInf;
             scores[j] = std::exp(scores[j] - row_max);
             sum += scores[j];
           }
           std::fill(acc.begin(), acc.end(), 0.0f);
           for (std::int64_t j = 0; j < Sk; ++j) {
-            // Hidden keys (weight exactly 0) are skipped, not multiplied by 0, so whatever padding
-            // holds (even NaN) never reaches the output.
-            if (scores[j] == 0.0f) continue;
+            // Hidden keys are skipped, not multiplied by 0, so whatever padding holds (even NaN) never
+            // reaches the output; a visible key whose weight underflows to 0 still takes part (0 * NaN).
+            if (hidden[j]) continue;
             const float pj = scores[j] / sum;
             const float* vj = v.data() + ((b * Sk + j) * Hkv + hkv) * D;
 #pragma omp simd

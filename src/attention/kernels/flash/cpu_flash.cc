@@ -158,10 +158,18 @@ inline void attend_query_block(const TaskView& t, Workspace& w) {
           block_max = sr[c] > block_max ? sr[c] : block_max;
         }
       }
-      const float m_new = std::max(w.m[r], block_max);
-      if (m_new == kNegInf) {  // nothing valid for this row yet: p = 0 keeps the accumulator at 0
-        std::fill(sr, sr + n, 0.0f);
-        continue;
+      float m_new = std::max(w.m[r], block_max);
+      if (m_new == kNegInf) {
+        // No finite score for this row yet. The vectorised max skips NaN, so a row of NaN scores (a NaN
+        // query row) lands here too: it must poison the row, not pass as "no valid key". A NaN m makes
+        // alpha, p, l and o NaN below (exp_nonpositive keeps NaN). Rare, so the scan costs nothing.
+        bool nan = false;
+        for (std::int64_t c = 0; c < n; ++c) nan |= sr[c] != sr[c];
+        if (!nan) {  // nothing valid for this row yet: p = 0 keeps the accumulator at 0
+          std::fill(sr, sr + n, 0.0f);
+          continue;
+        }
+        m_new = std::numeric_limits<float>::quiet_NaN();
       }
       const float alpha = exp_nonpositive(w.m[r] - m_new);
       float row_sum = 0.0f;
@@ -183,10 +191,10 @@ inline void attend_query_block(const TaskView& t, Workspace& w) {
   for (std::int64_t r = 0; r < rows; ++r) {
     float* o = w.o.data() + r * dp;
     const float l = w.l[r];
-    if (l > 0.0f) {
-      for (std::int64_t d = 0; d < t.head_dim; ++d) o[d] /= l;
-    } else {
+    if (l == 0.0f) {
       std::fill(o, o + t.head_dim, 0.0f);  // no valid key: zeros, never NaN
+    } else {
+      for (std::int64_t d = 0; d < t.head_dim; ++d) o[d] /= l;  // a NaN l (a NaN score) gives a NaN row
     }
   }
 }

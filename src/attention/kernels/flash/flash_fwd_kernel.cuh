@@ -415,6 +415,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   }
 
   // Normalise and store; a row without a valid key has l = 0 and O = 0 and is written as exact zeros.
+  // NaN needs no guard in the softmax: fmaxf skips a NaN score, but its p = ex2(NaN) poisons l and O.
   const int em0 = int(ptx::ctaid<0>()) * BM, eh = int(ptx::ctaid<1>()), eb = int(ptx::ctaid<2>());
   const int out_rows = min(BM, p.seq_q - em0);
   T* go = static_cast<T*>(p.out) + (std::int64_t(eb) * p.seq_q + em0) * q_stride + std::int64_t(eh) * D;
@@ -425,7 +426,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       float l = row_sum[mt][rh];
       l += __shfl_xor_sync(0xffffffffu, l, 1);
       l += __shfl_xor_sync(0xffffffffu, l, 2);
-      const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+      // l = 0 only without a valid key (exact zeros); a NaN l (a NaN score) must give NaN, not zeros.
+      const float inv = l == 0.0f ? 0.0f : 1.0f / l;
       const int row = warp_row + mt * 16 + g + 8 * rh;
       if (row < out_rows) {
         T* dst = go + row * q_stride + 2 * t;

@@ -25,7 +25,7 @@ __device__ __forceinline__ void store_output(const CUtensorMap* tm_o, std::uint8
     float v = l[r];
     v += __shfl_xor_sync(0xffffffffu, v, 1);
     v += __shfl_xor_sync(0xffffffffu, v, 2);
-    inv[r] = v > 0.f ? 1.f / v : 0.f;
+    inv[r] = v == 0.f ? 0.f : 1.f / v;  // 0 only without a valid key; a NaN sum (a NaN score) stays NaN
   }
   // The previous tile's store must have read the staging buffer before it is overwritten.
   if (t == 0) tma_store_wait_read();

@@ -20,7 +20,15 @@ struct SageBuffers {
   float* v_scale = nullptr;    // [B * Hkv][D]: per-channel amax / 448 (1 when 0)
   const int* kv_len = nullptr;  // [B]: valid keys (the first kv_len[b] keys, min(length, Sk))
   const std::uint8_t* key_mask = nullptr;  // [B, Sk] nonzero = valid, or null (then kv_len decides)
+  // NaN and Inf, taken out of the operands (as 0) by the quantization pass and put back into the output
+  // by sage_put_back_nonfinite (docs/backend-semantics.md, SAGE_ATTN, "Non-finite inputs").
+  std::uint8_t* q_bad = nullptr;   // [B * Hq][Sq_pad]: 1 where the query row held NaN/Inf (written for every row)
+  unsigned* kv_flags = nullptr;    // [B * Hkv]: kKeyBad | kValueBad | kNoValidKey (zeroed per call)
+  std::uint8_t* v_bad = nullptr;   // [B * Hkv][D]: 1 where a valid value held NaN/Inf in that channel (zeroed)
+  unsigned* any_bad = nullptr;     // nonzero when any query, key or value held NaN/Inf (zeroed)
 };
+
+inline constexpr unsigned kKeyBad = 1, kValueBad = 2, kNoValidKey = 4;
 
 // Position, within a group of 16 keys of V^T, of key p (0..15) of that group. The Hopper kernel feeds P
 // to the FP8 wgmma straight from its score accumulators, whose per-thread columns (2t, 2t+1, 8+2t, 8+2t+1)

@@ -9,6 +9,7 @@
 
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper.h"
 #include "attention/backends/sage_attn/cuda/sage_cuda.h"
+#include "attention/backends/sage_attn/cuda/sage_nonfinite.h"
 #include "attention/backends/sage_attn/cuda/sage_portable.h"
 #include "attention/backends/sage_attn/cuda/sage_quant_cuda.h"
 #include "attention/backends/sage_attn/sage_quant.h"
@@ -23,6 +24,8 @@ using cuda_impl::kTileRows;
 using cuda_impl::SageBuffers;
 
 std::size_t align256(std::size_t n) { return (n + 255) / 256 * 256; }
+// kv_flags [B * Hkv], any_bad, then v_bad [B * Hkv][D] bytes.
+std::size_t flag_bytes(std::size_t bkv, std::size_t d) { return (bkv + 1) * sizeof(unsigned) + bkv * d; }
 
 // The quantized operands and the quantization scratch in one stream-ordered allocation.
 class Workspace {
@@ -46,14 +49,16 @@ class Workspace {
                                  bkv * D * s.seq_k_pad,                        // v8t
                                  bkv * D * sizeof(float),                      // v_scale
                                  std::size_t(sh.batch) * sizeof(int),          // kv_len
-                                 0};                                           // scratch, below
+                                 bq * s.seq_q_pad,                             // q_bad
+                                 flag_bytes(bkv, D)};                          // kv_flags, v_bad, any_bad
+    constexpr int kSlots = sizeof(sizes) / sizeof(sizes[0]);
     std::size_t total = 0;
     for (std::size_t n : sizes) total += align256(n);
     total += align256(cuda_impl::quantize_scratch_bytes(s));
     DATTN_CUDA_CHECK(cudaMallocAsync(&base_, total, stream_));
     auto* p = static_cast<unsigned char*>(base_);
-    void* slots[7];
-    for (int i = 0; i < 7; ++i) {
+    void* slots[kSlots];
+    for (int i = 0; i < kSlots; ++i) {
       slots[i] = p;
       p += align256(sizes[i]);
     }
@@ -65,6 +70,11 @@ class Workspace {
     s.v8t = static_cast<std::uint8_t*>(slots[4]);
     s.v_scale = static_cast<float*>(slots[5]);
     s.kv_len = static_cast<int*>(slots[6]);
+    s.q_bad = static_cast<std::uint8_t*>(slots[7]);
+    s.kv_flags = static_cast<unsigned*>(slots[8]);
+    s.any_bad = s.kv_flags + bkv;
+    s.v_bad = reinterpret_cast<std::uint8_t*>(s.any_bad + 1);
+    DATTN_CUDA_CHECK(cudaMemsetAsync(slots[8], 0, sizes[8], stream_));  // the flags start clear every call
     s.key_mask = problem.key_mask;
     // Valid key counts: the lengths (clamped to [0, Sk]), else Sk (a key mask then decides per key).
     std::vector<int> lengths(sh.batch, s.seq_k);
@@ -116,11 +126,12 @@ void sage_attention_cuda(const AttentionProblem& problem, SageKernel kernel) {
                     sh.describe() + " on this device (needs sm_90, key lengths not a key mask, aligned output)");
   const Workspace ws(problem);
   cuda_impl::sage_quantize_cuda(problem, ws.buffers(), ws.scratch());
+  const auto stream = dattn::cuda::stream_or_current(problem.stream);
   if (hopper_ok && kernel != SageKernel::Portable)
     cuda_impl::sage_attend_hopper(ws.buffers(), problem);
   else
-    cuda_impl::sage_attend_portable(ws.buffers(), problem.out, sh.dtype == DType::F16,
-                                    dattn::cuda::stream_or_current(problem.stream));
+    cuda_impl::sage_attend_portable(ws.buffers(), problem.out, sh.dtype == DType::F16, stream);
+  cuda_impl::sage_put_back_nonfinite(ws.buffers(), problem.out, sh.dtype == DType::F16, stream);
 }
 
 void sage_quantize_only_cuda(const AttentionProblem& problem) {

@@ -38,6 +38,16 @@ __device__ __forceinline__ void load8(const T* src, float* f) {
   }
 }
 
+// NaN and Inf are taken out as 0 before any statistic or quantization (docs/backend-semantics.md,
+// SAGE_ATTN, "Non-finite inputs"); returns whether any of the 8 was. Finite inputs pass unchanged.
+__device__ __forceinline__ bool take_out_nonfinite(float* f) {
+  bool bad = false;
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    if (!isfinite(f[e])) bad = true, f[e] = 0.f;
+  return bad;
+}
+
 __device__ __forceinline__ bool key_valid(const SageBuffers& s, int b, int j) {
   if (j >= s.kv_len[b]) return false;
   return s.key_mask == nullptr || s.key_mask[static_cast<std::int64_t>(b) * s.seq_k + j] != 0;
@@ -82,6 +92,7 @@ __global__ void __launch_bounds__(kThreads) kv_stats_kernel(const T* k, const T*
   const int c8 = threadIdx.x % kLanes, r = threadIdx.x / kLanes;
   float sum[8] = {}, mx[8] = {};
   int count = 0;
+  bool key_bad = false, value_bad[8] = {};
   const int j_end = min(s.seq_k, (chunk + 1) * kStatChunk);
   for (int j = chunk * kStatChunk + r; j < j_end; j += kRows) {
     if (!key_valid(s, b, j)) continue;
@@ -89,6 +100,10 @@ __global__ void __launch_bounds__(kThreads) kv_stats_kernel(const T* k, const T*
     float kf[8], vf[8];
     load8(k + off, kf);
     load8(v + off, vf);
+    key_bad |= take_out_nonfinite(kf);
+#pragma unroll
+    for (int e = 0; e < 8; ++e)
+      if (!isfinite(vf[e])) value_bad[e] = true, vf[e] = 0.f;
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       sum[e] = __fadd_rn(sum[e], kf[e]);
@@ -102,6 +117,15 @@ __global__ void __launch_bounds__(kThreads) kv_stats_kernel(const T* k, const T*
     amax[r][c8 * 8 + e] = mx[e];
   }
   if (c8 == 0) counts[r] = count;
+  // Rare: plain stores of 1 (any writer wins) and one atomic per flag word.
+  bool any_value_bad = false;
+#pragma unroll
+  for (int e = 0; e < 8; ++e)
+    if (value_bad[e]) any_value_bad = true, s.v_bad[static_cast<std::int64_t>(bh) * D + c8 * 8 + e] = 1;
+  if (key_bad || any_value_bad) {
+    atomicOr(s.kv_flags + bh, (key_bad ? kKeyBad : 0u) | (any_value_bad ? kValueBad : 0u));
+    atomicOr(s.any_bad, 1u);
+  }
   __syncthreads();
   const int n_chunks = gridDim.x;
   for (int d = threadIdx.x; d < D; d += kThreads) {
@@ -125,6 +149,7 @@ __global__ void kv_finalize_kernel(SageBuffers s, Scratch w, int n_chunks) {
   const int bh = blockIdx.x, D = s.head_dim;
   int count = 0;
   for (int c = 0; c < n_chunks; ++c) count += w.count_partial[static_cast<std::int64_t>(bh) * n_chunks + c];
+  if (threadIdx.x == 0 && count == 0) atomicOr(s.kv_flags + bh, kNoValidKey);  // its rows stay zero
   for (int d = threadIdx.x; d < D; d += blockDim.x) {
     float t = 0.f;
     for (int c = 0; c < n_chunks; ++c) t = __fadd_rn(t, w.k_partial[(static_cast<std::int64_t>(bh) * n_chunks + c) * D + d]);
@@ -150,6 +175,7 @@ __global__ void __launch_bounds__(kThreads) quant_k_kernel(const T* k, SageBuffe
     const int j = blk * static_cast<int>(kKBlock) + pass * kRows + r;
     if (j < s.seq_k && key_valid(s, b, j)) {
       load8(k + ((static_cast<std::int64_t>(b) * s.seq_k + j) * s.heads_kv + hk) * D + c8 * 8, x[pass]);
+      take_out_nonfinite(x[pass]);  // flagged by kv_stats_kernel
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
         x[pass][e] = __fsub_rn(x[pass][e], mean[e]);
@@ -189,10 +215,14 @@ __global__ void __launch_bounds__(128) quant_q_kernel(const T* q, SageBuffers s,
   const int blk = blockIdx.x * 4 + warp, i = blk * static_cast<int>(kQBlock) + lane / 2, c0 = (lane % 2) * kHalf;
   float x[kHalf];
   float mx = 0.f;
+  bool bad = false;
   if (i < s.seq_q) {
     const T* row = q + ((static_cast<std::int64_t>(b) * s.seq_q + i) * s.heads_q + h) * D + c0;
 #pragma unroll
-    for (int c = 0; c < kHalf; c += 8) load8(row + c, x + c);
+    for (int c = 0; c < kHalf; c += 8) {
+      load8(row + c, x + c);
+      bad |= take_out_nonfinite(x + c);
+    }
 #pragma unroll
     for (int c = 0; c < kHalf; ++c) {
       x[c] = __fmul_rn(x[c], fold);
@@ -204,6 +234,12 @@ __global__ void __launch_bounds__(128) quant_q_kernel(const T* q, SageBuffers s,
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  // The two lanes of a row agree on its flag; every row (padding too) gets one written.
+  bad = __shfl_xor_sync(0xffffffffu, static_cast<int>(bad), 1) != 0 || bad;
+  if (lane % 2 == 0) {
+    s.q_bad[static_cast<std::int64_t>(bh) * s.seq_q_pad + i] = bad ? 1 : 0;
+    if (bad) atomicOr(s.any_bad, 1u);
+  }
   const float inv = __fdiv_rn(kInt8Max, mx);
   const bool zero = mx == 0.f || !isfinite(inv);
   std::int8_t* dst = s.q8 + (static_cast<std::int64_t>(bh) * s.seq_q_pad + i) * D + c0;
@@ -242,7 +278,10 @@ __global__ void __launch_bounds__(kThreads) quant_v_kernel(const T* v, SageBuffe
     const int pos = (p / 16) * 16 + v_key_position(p % 16);
     float x[8];
     const bool valid = j < s.seq_k && key_valid(s, b, j);
-    if (valid) load8(v + ((static_cast<std::int64_t>(b) * s.seq_k + j) * s.heads_kv + hk) * D + c8 * 8, x);
+    if (valid) {
+      load8(v + ((static_cast<std::int64_t>(b) * s.seq_k + j) * s.heads_kv + hk) * D + c8 * 8, x);
+      take_out_nonfinite(x);  // flagged by kv_stats_kernel
+    }
 #pragma unroll
     for (int e = 0; e < 8; ++e)
       tile[c8 * 8 + e][pos ^ swz] =

@@ -25,11 +25,12 @@ __device__ __forceinline__ int warp_inclusive_sum(int v, int lane) {
 }
 
 // Ascending key = (not diagonal, score descending, block index, NaN flag): the CPU's stable sort by
-// sort_key(score) descending (NaN as -inf; -0 == +0) with the diagonal rotated to the front. The
-// flag below the index never decides the order; it only lets key_score() give the NaN back.
+// sort_key(score) descending (NaN as +inf, so a NaN block is kept; -0 == +0) with the diagonal rotated
+// to the front. The flag below the index never decides the order; it only lets key_score() give the
+// NaN back.
 __device__ __forceinline__ u64 sort_key(float s, int j, bool diagonal) {
   const bool nan = isnan(s);
-  const float c = nan ? __int_as_float(0xff800000) : (s == 0.0f ? 0.0f : s);
+  const float c = nan ? __int_as_float(0x7f800000) : (s == 0.0f ? 0.0f : s);
   const unsigned u = __float_as_uint(c);
   const unsigned ascending = (u & 0x80000000u) ? ~u : (u | 0x80000000u);  // unsigned order = float order
   return (u64(!diagonal) << 62) | (u64(~ascending) << 30) | (u64(j) << 1) | u64(nan);

@@ -13,9 +13,9 @@
 //  - Sums over keys are blocked (kKeyChunk keys per partial sum) so the fp32 rounding of l and acc grows
 //    with sqrt(kKeyChunk) + sqrt(Sk / kKeyChunk), not sqrt(Sk): at Sk = 20000 a plain running sum
 //    would already cost ~5e-6 relative, half the fp32 test limit.
-//  - Hidden keys (padding, boolean 0, additive -inf) and keys whose weight underflows to 0 are skipped,
-//    never multiplied by 0, so whatever V holds there (even NaN) never reaches the output; a row whose
-//    max stays -inf writes exact zeros.
+//  - Hidden keys (padding, boolean 0, additive -inf) are skipped, never multiplied by 0, so whatever V
+//    holds there (even NaN) never reaches the output; a row whose max stays -inf writes exact zeros. A
+//    NaN score makes the row NaN (as in torch); a visible key whose weight underflows still takes part.
 // Measured on an H200: 56-96 registers (no spills), no shared memory; Wan2.2-5B self-attention
 // (11440 tokens, 24 heads x 128, bf16) ~0.8 s, about 2 TFLOP/s.
 #include "attention/backends/torch_sdpa/cuda/sdpa_cuda.h"
@@ -124,12 +124,19 @@ __global__ void __launch_bounds__(kWarps * 32) sdpa_rows_kernel(const Params p) 
     return s;
   };
 
-  // Pass 1: the row max (fmaxf ignores a NaN score; the NaN then poisons pass 2, as on the CPU).
+  // Pass 1: the row max. fmaxf ignores a NaN score, so NaN is tracked beside it: one NaN score makes
+  // the softmax, and so the whole row, NaN (as in torch); a row of NaN scores is not "no valid key".
   float row_max = kNegInf;
+  bool nan = false;
   for (std::int64_t j = 0; j < n_keys; ++j)
-    if (!hidden(j)) row_max = fmaxf(row_max, score(j));
-  if (row_max == kNegInf) {  // no valid key: exact zeros
-    for (std::int64_t d = lane; d < D; d += 32) orow[d] = from_f32<T>(0.0f);
+    if (!hidden(j)) {
+      const float s = score(j);
+      row_max = fmaxf(row_max, s);
+      nan |= s != s;
+    }
+  if (nan || row_max == kNegInf) {  // a NaN row, or no valid key: exact zeros
+    const float fill = nan ? __int_as_float(0x7fc00000) : 0.0f;
+    for (std::int64_t d = lane; d < D; d += 32) orow[d] = from_f32<T>(fill);
     return;
   }
 
@@ -154,9 +161,11 @@ __global__ void __launch_bounds__(kWarps * 32) sdpa_rows_kernel(const Params p) 
           const int d = lane + 32 * t;
           vv[t] = d0 + d < D ? to_f32(vrow[d]) : 0.0f;
         }
-        const float e = expf(score(j) - row_max);
-        // Additive -inf or an underflowed weight: skipped like on the CPU, so 0 * NaN never happens.
-        if (e == 0.0f) continue;
+        const float s = score(j);
+        // Additive -inf hides the key: skipped like on the CPU, so its V (maybe NaN) is never used. A
+        // visible key whose weight underflows to 0 still takes part (0 * NaN), as in torch.
+        if (s == kNegInf) continue;
+        const float e = expf(s - row_max);
         l_part += e;
 #pragma unroll
         for (int t = 0; t < kChunks; ++t) part[t] = fmaf(e, vv[t], part[t]);
