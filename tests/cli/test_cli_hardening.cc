@@ -246,8 +246,11 @@ TEST(CliNumeric, NanInitialLatentsAreRefused) {
 TEST(CliNumeric, HugeWeightStopsTheRunAtTheFirstStep) {
   const std::string model = pipeline_copy("huge_weight");
   set_first_f32(model + "/transformer/diffusion_pytorch_model.safetensors", "patch_embedding.weight", 3e38f);
-  for (const char* ext : {".safetensors", ".png"}) {
-    const std::string out = temp_path(std::string("huge_weight") + ext);
+  for (const std::string ext : {".safetensors", ".png"}) {
+#ifndef DATTN_WITH_FFMPEG
+    if (ext == ".png") continue;  // a build without FFmpeg refuses .png before the run, as it should
+#endif
+    const std::string out = temp_path("huge_weight" + ext);
     expect_error(run_dattn(generate_args(model, out, kSmall)), 3,
                  {"denoising step 1 of 2", "non-finite latents", "transformer's prediction", "weights",
                   "Nothing was written"});
