@@ -11,6 +11,7 @@
 #include <string>
 
 #include "dattn/core/error.h"
+#include "support/config_error.h"
 #include "dattn/io/hf_cache.h"
 
 namespace fs = std::filesystem;
@@ -33,16 +34,6 @@ std::string read(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError";
-  return "";
 }
 
 class HfCacheTest : public ::testing::Test {
@@ -132,7 +123,7 @@ TEST_F(HfCacheTest, RevisionIsARefOrACommitHash) {
 }
 
 TEST_F(HfCacheTest, AMissingModelSaysWhereItLookedAndHowToDownloadIt) {
-  const std::string e = error_of([&] { resolve_model_location("Wan-AI/Wan2.2-TI2V-5B-Diffusers", "", env()); });
+  const std::string e = user_error([&] { resolve_model_location("Wan-AI/Wan2.2-TI2V-5B-Diffusers", "", env()); });
   EXPECT_NE(e.find("--model 'Wan-AI/Wan2.2-TI2V-5B-Diffusers': no such folder, and not in the Hugging Face cache"),
             std::string::npos)
       << e;
@@ -142,27 +133,27 @@ TEST_F(HfCacheTest, AMissingModelSaysWhereItLookedAndHowToDownloadIt) {
   EXPECT_NE(e.find("'huggingface-cli download Wan-AI/Wan2.2-TI2V-5B-Diffusers'"), std::string::npos) << e;
   EXPECT_NE(e.find("--local-dir DIR' and pass --model DIR"), std::string::npos) << e;
   // With the default cache, the message says which variables were unset.
-  const std::string d = error_of([&] { resolve_model_location("o/m", "", env_of({{"HOME", root_.string()}})); });
+  const std::string d = user_error([&] { resolve_model_location("o/m", "", env_of({{"HOME", root_.string()}})); });
   EXPECT_NE(d.find((root_ / ".cache/huggingface/hub/models--o--m").string()), std::string::npos) << d;
   EXPECT_NE(d.find("HF_HUB_CACHE, HF_HOME and XDG_CACHE_HOME are unset"), std::string::npos) << d;
 }
 
 TEST_F(HfCacheTest, AMissingRefOrSnapshotIsNamed) {
   add_snapshot("o", "m", kMain, "a.json", "main", "main");
-  std::string e = error_of([&] { resolve_model_location("o/m", "v2", env()); });
+  std::string e = user_error([&] { resolve_model_location("o/m", "v2", env()); });
   EXPECT_NE(e.find("no ref '" + (cache_ / "models--o--m" / "refs" / "v2").string() + "'"), std::string::npos) << e;
   EXPECT_NE(e.find("huggingface-cli download o/m --revision v2"), std::string::npos) << e;
   // A commit hash that was never downloaded.
-  e = error_of([&] { resolve_model_location("o/m", kDev, env()); });
+  e = user_error([&] { resolve_model_location("o/m", kDev, env()); });
   EXPECT_NE(e.find("no snapshot '" + (cache_ / "models--o--m" / "snapshots" / kDev).string() + "'"), std::string::npos)
       << e;
   // refs/main names a snapshot that is not there (an interrupted download).
   fs::remove_all(cache_ / "models--o--m" / "snapshots" / kMain);
-  e = error_of([&] { resolve_model_location("o/m", "", env()); });
+  e = user_error([&] { resolve_model_location("o/m", "", env()); });
   EXPECT_NE(e.find("which refs/main names; an interrupted download?"), std::string::npos) << e;
   // A ref file that holds no commit hash.
   std::ofstream(cache_ / "models--o--m" / "refs" / "main") << "not a hash\n";
-  e = error_of([&] { resolve_model_location("o/m", "", env()); });
+  e = user_error([&] { resolve_model_location("o/m", "", env()); });
   EXPECT_NE(e.find("holds 'not a hash', not a commit hash"), std::string::npos) << e;
 }
 
@@ -174,7 +165,7 @@ TEST_F(HfCacheTest, PathsWinAndRevisionsAreChecked) {
   fs::current_path(root_);
   EXPECT_EQ(resolve_model_location("org/name", "", env()).dir, "org/name");
   EXPECT_EQ(resolve_model_location("org/name", "", env()).note, "");
-  std::string e = error_of([&] { resolve_model_location("org/name", "main", env()); });
+  std::string e = user_error([&] { resolve_model_location("org/name", "main", env()); });
   fs::current_path(cwd);
   EXPECT_NE(e.find("--revision 'main' is for Hugging Face ids (ORG/NAME), but --model 'org/name' is a path"),
             std::string::npos)
@@ -184,7 +175,7 @@ TEST_F(HfCacheTest, PathsWinAndRevisionsAreChecked) {
   // A revision cannot leave the repo folder.
   add_snapshot("o", "m", kMain, "a.json", "main", "main");
   for (const char* bad : {"../../x", "/etc/passwd", "a//b", "a/", "./main", "a\\b"}) {
-    e = error_of([&] { resolve_model_location("o/m", bad, env()); });
+    e = user_error([&] { resolve_model_location("o/m", bad, env()); });
     EXPECT_NE(e.find("--revision '" + std::string(bad) + "': expected a branch or tag name"), std::string::npos) << e;
   }
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dattn/core/error.h"
+#include "support/config_error.h"
 #include "dattn/core/tensor.h"
 #include "dattn/io/output_file.h"
 #include "dattn/io/safetensors.h"
@@ -31,16 +32,6 @@ std::string read(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no UserError";
-  return "";
 }
 
 class OutputFileTest : public ::testing::Test {
@@ -84,18 +75,18 @@ TEST_F(OutputFileTest, ParentFoldersAreMadeAsMkdirP) {
   create_parent_folders(path("a/b/c/out.mp4"), "output");  // already there: nothing to do
   create_parent_folders("relative.json", "--report");      // the current folder
   std::ofstream(path("file")) << "x";
-  const std::string e = error_of([&] { create_parent_folders(path("file/sub/out.json"), "--report"); });
+  const std::string e = user_error([&] { create_parent_folders(path("file/sub/out.json"), "--report"); });
   EXPECT_NE(e.find("--report '" + path("file/sub/out.json") + "': cannot create folder '" + path("file/sub") + "'"),
             std::string::npos)
       << e;
 }
 
 TEST_F(OutputFileTest, PathsAreCheckedBeforeAnyWork) {
-  EXPECT_NE(error_of([&] { check_output_file(path("missing/r.json"), "--report"); })
+  EXPECT_NE(user_error([&] { check_output_file(path("missing/r.json"), "--report"); })
                 .find("--report '" + path("missing/r.json") + "': folder '" + path("missing") + "' does not exist"),
             std::string::npos);
   fs::create_directories(path("folder.json"));
-  EXPECT_NE(error_of([&] { check_output_file(path("folder.json"), "--report"); })
+  EXPECT_NE(user_error([&] { check_output_file(path("folder.json"), "--report"); })
                 .find("--report '" + path("folder.json") + "' is a folder, expected a file name"),
             std::string::npos);
   EXPECT_NO_THROW(check_output_file(path("r.json"), "--report"));
@@ -127,7 +118,7 @@ TEST_F(OutputFileTest, PendingFileReplacesOnlyOnCommit) {
   EXPECT_EQ(leftovers({"out.json", "out.json.link"}), std::vector<std::string>{});
 
   // A writer that wrote nothing: the target stays.
-  EXPECT_NE(error_of([&] { write_file_replacing(path("out.json"), [](const std::string&) {}); })
+  EXPECT_NE(user_error([&] { write_file_replacing(path("out.json"), [](const std::string&) {}); })
                 .find("the writer produced no file"),
             std::string::npos);
   EXPECT_EQ(read(path("out.json")), "new bytes");
