@@ -11,7 +11,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
-#include "dattn/core/files.h"
+#include "dattn/models/hunyuanvideo15/manifest.h"
 #include "dattn/models/wan/manifest.h"
 
 namespace dattn {
@@ -60,6 +60,7 @@ InitSpec init_for(const ParamSpec& p) {
     case ParamKind::NormWeight: return {1.0f, 0.02f};
     case ParamKind::NormBias: return {0.0f, 0.02f};
     case ParamKind::Modulation: return {0.0f, static_cast<float>(1.0 / std::sqrt(double(p.shape.back())))};
+    case ParamKind::Embedding: return {0.0f, 1.0f};  // torch's nn.Embedding init
   }
   return {};
 }
@@ -83,11 +84,16 @@ RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, 
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw UserError(config_path + ": not a JSON object");
   RandomCheckpointSummary summary;
-  summary.model_class = j.value("_class_name", std::string("WanTransformer3DModel"));
-  if (summary.model_class != "WanTransformer3DModel")
+  const auto& cls = j.contains("_class_name") ? j.at("_class_name") : nlohmann::json("WanTransformer3DModel");
+  summary.model_class = cls.is_string() ? cls.get<std::string>() : cls.dump();
+  std::vector<ParamSpec> manifest;
+  if (summary.model_class == "WanTransformer3DModel")
+    manifest = wan_transformer_manifest(WanTransformerConfig::from_json(j, config_path));
+  else if (summary.model_class == "HunyuanVideo15Transformer3DModel")
+    manifest = hunyuanvideo15_transformer_manifest(HunyuanVideo15TransformerConfig::from_json(j, config_path));
+  else
     throw UserError(config_path + ": '_class_name' is \"" + summary.model_class +
-                    "\"; make-checkpoint supports WanTransformer3DModel");
-  const auto manifest = wan_transformer_manifest(WanTransformerConfig::from_json(j, config_path));
+                    "\"; make-checkpoint supports WanTransformer3DModel and HunyuanVideo15Transformer3DModel");
 
   OutputDirectory output(out_dir, "--out");  // removed again if anything below fails
   {

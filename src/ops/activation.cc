@@ -26,6 +26,21 @@ Tensor gelu_tanh(const Tensor& x) {
   detail::no_kernel("gelu_tanh", x.device());
 }
 
+Tensor gelu(const Tensor& x) {
+  const StageScope timed("gelu");
+  detail::require_float("gelu", "x", x);
+  switch (x.device()) {
+    case Device::CPU: return cpu::gelu(x);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::gelu(x);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel("gelu", x.device());
+}
+
 Tensor silu(const Tensor& x) {
   const StageScope timed("silu");
   detail::require_float("silu", "x", x);

@@ -55,13 +55,32 @@ TEST(AttentionRoles, ReferenceShapeIsWan22FiveBillionSelfAttention) {
   EXPECT_EQ(reference_attention_shape(DType::F32).dtype, DType::F32);
 }
 
-TEST(AttentionRoles, HunyuanVideo15JointAttentionIsSelf) {
-  const auto roles = hunyuanvideo15_attention_roles(DType::BF16, 1000);
-  ASSERT_EQ(roles.size(), 1u);
+TEST(AttentionRoles, HunyuanVideo15JointAttentionIsSelfAndTheRefinerFallsBackToSelf) {
+  const auto roles = hunyuanvideo15_attention_roles(hunyuanvideo15_480p_t2v_config(), DType::BF16, {1000, 1985, 1000});
+  ASSERT_EQ(roles.size(), 2u);
   EXPECT_EQ(roles[0].role, "self");
   EXPECT_EQ(roles[0].category, std::nullopt);
   EXPECT_EQ(roles[0].module, "transformer_blocks.*.attn");
   EXPECT_EQ(roles[0].nominal.describe(), "B=1 Sq=2985 Sk=2985 Hq=16 Hkv=16 D=128 bf16 key-padding");
+  EXPECT_EQ(roles[1].role, "hunyuanvideo15.refiner");
+  EXPECT_EQ(roles[1].category, "self");
+  EXPECT_EQ(roles[1].module, "context_embedder.token_refiner.refiner_blocks.*.attn");
+  EXPECT_EQ(roles[1].nominal.describe(), "B=1 Sq=1000 Sk=1000 Hq=16 Hkv=16 D=128 bf16 key-padding");
+  EXPECT_EQ(known_role_category("hunyuanvideo15.refiner"), "self");
+}
+
+TEST(AttentionRoles, HunyuanVideo15PublishedConfigMatchesTheShippedFile) {
+  const std::string file = testing::golden_dir() + "/configs/hunyuanvideo1.5-480p-t2v.transformer.json";
+  std::ifstream in(file);
+  ASSERT_TRUE(in) << file;
+  const auto published = HunyuanVideo15TransformerConfig::from_json(nlohmann::json::parse(in), file);
+  const auto c = hunyuanvideo15_480p_t2v_config();
+  EXPECT_EQ(c.inner_dim(), published.inner_dim());
+  EXPECT_EQ(c.num_layers, published.num_layers);
+  EXPECT_EQ(c.in_channels, published.in_channels);
+  EXPECT_EQ(c.text_embed_dim, published.text_embed_dim);
+  EXPECT_EQ(c.text_embed_2_dim, published.text_embed_2_dim);
+  EXPECT_EQ(c.rope_axes_dim, published.rope_axes_dim);
 }
 
 TEST(AttentionRoles, Ltx2CrossModalRolesAreCross) {

@@ -1,4 +1,4 @@
-// gelu_tanh, silu, add and mul (broadcasting), the interleaved RoPE and the timestep embedding on CUDA
+// gelu_tanh, gelu, silu, add and mul (broadcasting), the interleaved RoPE and the timestep embedding on CUDA
 // against float64 references and the CPU ops: every dtype, sizes that are not multiples of 8 (the
 // scalar tails), unaligned views, the broadcast shapes the models use, and mixed dtypes.
 #include <cmath>
@@ -22,20 +22,24 @@ TEST(OpsCudaActivation, GeluTanhAndSilu) {
     for (DType dt : kFloatDTypes) {
       SCOPED_TRACE(trace(dt, seed, shape_str(shape)));
       auto x = random_tensor(shape, dt, rng, 0.0f, 3.0f);
-      std::vector<double> gelu(x.v.size()), silu(x.v.size());
+      std::vector<double> gelu(x.v.size()), gelu_erf(x.v.size()), silu(x.v.size());
       for (std::size_t i = 0; i < x.v.size(); ++i) {
         const double v = x.v[i];
         gelu[i] = 0.5 * v * (1.0 + std::tanh(0.79788456080286536 /* sqrt(2 / pi) */ * (v + 0.044715 * v * v * v)));
+        gelu_erf[i] = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
         silu[i] = v / (1.0 + std::exp(-v));
       }
       poison_device_heap();
       EXPECT_EQ(check_cuda(ops::gelu_tanh(dev(x.t)), ops::gelu_tanh(x.t), gelu), "");
+      EXPECT_EQ(check_cuda(ops::gelu(dev(x.t)), ops::gelu(x.t), gelu_erf), "");
       EXPECT_EQ(check_cuda(ops::silu(dev(x.t)), ops::silu(x.t), silu), "");
+      EXPECT_EQ(check_cuda(ops::gelu(dev_misaligned(x.t)), ops::gelu(x.t), gelu_erf), "");
       EXPECT_EQ(check_cuda(ops::gelu_tanh(dev_misaligned(x.t)), ops::gelu_tanh(x.t), gelu), "");
     }
   // Large arguments saturate without Inf/NaN: gelu(x) -> x for x >> 0 and -> -0 for x << 0.
   const Tensor big = Tensor::from_f32({-100.0f, -20.0f, 20.0f, 100.0f}, {4});
   EXPECT_EQ(check_cuda(ops::gelu_tanh(dev(big)), ops::gelu_tanh(big), {0.0, 0.0, 20.0, 100.0}), "");
+  EXPECT_EQ(check_cuda(ops::gelu(dev(big)), ops::gelu(big), {0.0, 0.0, 20.0, 100.0}), "");
 }
 
 struct BroadcastCase {

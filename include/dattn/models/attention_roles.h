@@ -10,6 +10,7 @@
 #include "dattn/attention/config.h"
 #include "dattn/attention/problem.h"
 #include "dattn/core/dtype.h"
+#include "dattn/models/hunyuanvideo15/config.h"
 #include "dattn/models/wan/config.h"
 
 namespace dattn {
@@ -32,9 +33,22 @@ struct WanTokens {
 std::vector<AttentionRoleDecl> wan_attention_roles(const WanTransformerConfig& config, DType dtype,
                                                    WanTokens tokens = {});
 
-// HunyuanVideo-1.5 (480p/720p T2V): the joint attention of transformer_blocks.*.attn, video tokens then
-// the 1985 text tokens (image 729 + ByT5 256 + Qwen 1000), 16 heads x 128, key padding, as role "self".
-std::vector<AttentionRoleDecl> hunyuanvideo15_attention_roles(DType dtype, std::int64_t video_tokens = 1024);
+// Token counts of one HunyuanVideo-1.5 call: video tokens, the packed text stream of the joint attention
+// (at most 729 image + 256 ByT5 + 1000 Qwen tokens; dattn keeps only the valid ones) and the Qwen tokens
+// of the refiner.
+struct Hv15Tokens {
+  std::int64_t video = 1024;
+  std::int64_t text = 729 + 256 + 1000;
+  std::int64_t qwen = 1000;
+};
+
+// HunyuanVideo-1.5: "self" (transformer_blocks.*.attn, the joint attention over video then text) and
+// "hunyuanvideo15.refiner" (category "self": context_embedder.token_refiner.refiner_blocks.*.attn, over
+// the Qwen text), both with key padding, heads and head dim from `config`, in `dtype`.
+std::vector<AttentionRoleDecl> hunyuanvideo15_attention_roles(const HunyuanVideo15TransformerConfig& config,
+                                                              DType dtype, Hv15Tokens tokens = {});
+// HunyuanVideo-1.5-480p T2V's transformer config, as published.
+HunyuanVideo15TransformerConfig hunyuanvideo15_480p_t2v_config();
 
 // LTX-2: the cross-modal attentions, category "cross", in the audio head geometry (32 heads x 64):
 // ltx2.audio_to_video (transformer_blocks.*.audio_to_video_attn, queries video, keys audio) and

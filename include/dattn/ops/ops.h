@@ -9,5 +9,6 @@
 #include "dattn/ops/modulation.h"
 #include "dattn/ops/norm.h"
 #include "dattn/ops/patch.h"
+#include "dattn/ops/reduce.h"
 #include "dattn/ops/rope.h"
 #include "dattn/ops/softmax.h"

@@ -8,9 +8,11 @@
 namespace dattn {
 
 std::optional<std::string> known_role_category(const std::string& role) {
-  // The families whose roles carry a category; Wan's and HunyuanVideo-1.5's roles are categories
-  // themselves. Lengths and dtype do not matter for the category.
+  // The families whose roles carry a category (Wan's roles are categories themselves). Lengths, dtype
+  // and geometry do not matter for the category.
   for (const AttentionRoleDecl& d : ltx2_attention_roles(DType::F32))
+    if (d.role == role) return d.category;
+  for (const AttentionRoleDecl& d : hunyuanvideo15_attention_roles(hunyuanvideo15_480p_t2v_config(), DType::F32))
     if (d.role == role) return d.category;
   return std::nullopt;
 }

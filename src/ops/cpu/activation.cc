@@ -30,6 +30,10 @@ Tensor gelu_tanh(const Tensor& x) {
   });
 }
 
+Tensor gelu(const Tensor& x) {
+  return map(x, [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+}
+
 Tensor silu(const Tensor& x) {
   return map(x, [](float v) { return v / (1.0f + std::exp(-v)); });
 }

@@ -2,6 +2,7 @@
 // CPU implementations of the ops in include/dattn/ops/, called by the dispatchers in src/ops/*.cc
 // after the arguments were checked. Host tensors only.
 #include <cstdint>
+#include <vector>
 #include <optional>
 
 #include "dattn/ops/ops.h"
@@ -12,7 +13,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias);
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight);
 Tensor gelu_tanh(const Tensor& x);
+Tensor gelu(const Tensor& x);
 Tensor silu(const Tensor& x);
+Tensor mean_rows(const Tensor& x, const std::vector<std::int64_t>& counts);
 Tensor add(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
 Tensor mul(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
 Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k);

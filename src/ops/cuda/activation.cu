@@ -1,11 +1,11 @@
-// gelu_tanh and silu: one pass over the elements, 8 per thread (16-byte accesses) when aligned.
+// gelu_tanh, gelu (erf) and silu: one pass over the elements, 8 per thread (16-byte accesses) when aligned.
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/cuda_ops.h"
 
 namespace dattn::ops::cuda {
 namespace {
 
-enum class Act { GeluTanh, Silu };
+enum class Act { GeluTanh, Gelu, Silu };
 
 // 0.5 x (1 + tanh(u)) = x * sigmoid(2u) = x / (1 + exp(-2u)): the same function without tanh's cost and
 // without the cancellation of 1 + tanh(u) for negative u; expf keeps it within a few ulp of the CPU.
@@ -16,6 +16,7 @@ __device__ __forceinline__ float act(float x) {
     const float u = k * (x + 0.044715f * x * x * x);
     return x / (1.0f + expf(-2.0f * u));
   }
+  if (A == Act::Gelu) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
   return x / (1.0f + expf(-x));
 }
 
@@ -54,6 +55,7 @@ Tensor run(const Tensor& x, const char* op) {
 }  // namespace
 
 Tensor gelu_tanh(const Tensor& x) { return run<Act::GeluTanh>(x, "gelu_tanh"); }
+Tensor gelu(const Tensor& x) { return run<Act::Gelu>(x, "gelu"); }
 Tensor silu(const Tensor& x) { return run<Act::Silu>(x, "silu"); }
 
 }  // namespace dattn::ops::cuda

@@ -5,6 +5,7 @@
 // the current run context's stream (current_context(Device::CUDA)): it launches and returns; errors of a launch are reported at once, errors of the
 // kernel itself at the next synchronising call.
 #include <cstdint>
+#include <vector>
 
 #include "dattn/ops/ops.h"
 
@@ -14,7 +15,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias);
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight);
 Tensor gelu_tanh(const Tensor& x);
+Tensor gelu(const Tensor& x);
 Tensor silu(const Tensor& x);
+Tensor mean_rows(const Tensor& x, const std::vector<std::int64_t>& counts);
 Tensor add(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
 Tensor mul(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype);
 Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k);

@@ -1,0 +1,103 @@
+// The dual-stream block (see block.h). Norms are non-affine LayerNorms and per-head RMSNorms, eps 1e-6.
+#include "models/hunyuanvideo15/block.h"
+
+#include "dattn/models/attention_roles.h"
+#include "dattn/ops/ops.h"
+#include "models/hunyuanvideo15/attention_call.h"
+#include "models/hunyuanvideo15/modulation.h"
+#include "models/hunyuanvideo15/rows.h"
+
+namespace dattn::hv15 {
+namespace {
+
+constexpr float kEps = 1e-6f;
+// AdaLayerNormZero's six vectors, in diffusers' chunk order.
+enum : int { kShiftMsa = 0, kScaleMsa, kGateMsa, kShiftMlp, kScaleMlp, kGateMlp };
+
+struct Qkv {
+  Tensor q, k, v;
+};
+
+Qkv project(const Tensor& x, const Linear& wq, const Linear& wk, const Linear& wv, const Tensor& norm_q,
+            const Tensor& norm_k, std::int64_t heads, std::int64_t head_dim) {
+  const Shape shape{x.dim(0), x.dim(1), heads, head_dim};
+  return {ops::rms_norm(ops::linear(x, wq.weight, wq.bias).reshape(shape), kEps, norm_q),
+          ops::rms_norm(ops::linear(x, wk.weight, wk.bias).reshape(shape), kEps, norm_k),
+          ops::linear(x, wv.weight, wv.bias).reshape(shape)};
+}
+
+Tensor feed_forward(const Tensor& x, const Linear& in, const Linear& out) {
+  return ops::linear(ops::gelu_tanh(ops::linear(x, in.weight, in.bias)), out.weight, out.bias);
+}
+
+}  // namespace
+
+Block::Block(std::int64_t index, const HunyuanVideo15TransformerConfig& config, const AttentionSettings& settings,
+             DType dtype, Device device)
+    : prefix_("transformer_blocks." + std::to_string(index)),
+      heads_(config.num_attention_heads),
+      head_dim_(config.attention_head_dim) {
+  const auto roles = hunyuanvideo15_attention_roles(config, dtype);  // find_role returns into it
+  const AttentionRoleDecl& decl = find_role(roles, "self");
+  layer_ = std::make_unique<AttentionLayer>(prefix_ + ".attn", decl.role, decl.category, settings, decl.nominal, device);
+}
+
+Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& silu_temb,
+                       const std::vector<std::int64_t>& text_valid, const RopeTables& rope, bool need_text,
+                       const Capture& capture) const {
+  const std::int64_t b = in.video.dim(0), sv = in.video.dim(1), st = in.text.dim(1), d = in.video.dim(2);
+  const ops::TokenModulation mv = batch_modulation(silu_temb, w.norm1, 6, sv);
+  const ops::TokenModulation mt = batch_modulation(silu_temb, w.norm1_context, 6, st);
+  const Tensor nv = ops::layer_norm_modulated(in.video, kEps, mv, kShiftMsa, kScaleMsa);
+  const Tensor nt = ops::layer_norm_modulated(in.text, kEps, mt, kShiftMsa, kScaleMsa);
+  if (capture.on()) {
+    capture(prefix_ + ".norm1.out.norm_hidden_states", nv);
+    capture_vector(capture, prefix_ + ".norm1.out.gate_msa", mv, kGateMsa);
+    capture_vector(capture, prefix_ + ".norm1.out.shift_mlp", mv, kShiftMlp);
+    capture_vector(capture, prefix_ + ".norm1.out.scale_mlp", mv, kScaleMlp);
+    capture_vector(capture, prefix_ + ".norm1.out.gate_mlp", mv, kGateMlp);
+    capture(prefix_ + ".norm1_context.out.norm_encoder_hidden_states", nt);
+    capture_vector(capture, prefix_ + ".norm1_context.out.c_gate_msa", mt, kGateMsa);
+    capture_vector(capture, prefix_ + ".norm1_context.out.c_shift_mlp", mt, kShiftMlp);
+    capture_vector(capture, prefix_ + ".norm1_context.out.c_scale_mlp", mt, kScaleMlp);
+    capture_vector(capture, prefix_ + ".norm1_context.out.c_gate_mlp", mt, kGateMlp);
+  }
+
+  Qkv video = project(nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, heads_, head_dim_);
+  video.q = ops::apply_rope_interleaved(video.q, rope.cos, rope.sin);
+  video.k = ops::apply_rope_interleaved(video.k, rope.cos, rope.sin);
+  const Qkv text = project(nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, heads_, head_dim_);
+  const Tensor q = concat_rows(video.q, text.q), k = concat_rows(video.k, text.k), v = concat_rows(video.v, text.v);
+  std::vector<std::int64_t> valid_keys;
+  for (std::int64_t n : text_valid) valid_keys.push_back(sv + n);
+  const Tensor out = attend(*layer_, q, k, v, valid_keys);
+  if (capture.on()) {
+    capture(prefix_ + ".attn.backend.q", q);
+    capture(prefix_ + ".attn.backend.k", k);
+    capture(prefix_ + ".attn.backend.v", v);
+    capture(prefix_ + ".attn.backend.out", out);
+  }
+  const Tensor joint = out.reshape({b, sv + st, d});
+  const Tensor attn_v = ops::linear(slice_rows(joint, 0, sv), w.to_out.weight, w.to_out.bias);
+  const Tensor attn_t = ops::linear(slice_rows(joint, sv, st), w.to_add_out.weight, w.to_add_out.bias);
+  capture(prefix_ + ".attn.out.hidden_states", attn_v);
+  capture(prefix_ + ".attn.out.encoder_hidden_states", attn_t);
+
+  Streams o;
+  o.video = ops::gated_residual(in.video, attn_v, mv, kGateMsa);
+  o.text = ops::gated_residual(in.text, attn_t, mt, kGateMsa);
+  const Tensor ff = feed_forward(ops::layer_norm_modulated(o.video, kEps, mv, kShiftMlp, kScaleMlp), w.ff_in, w.ff_out);
+  capture(prefix_ + ".ff.out", ff);
+  o.video = ops::gated_residual(o.video, ff, mv, kGateMlp);
+  if (need_text || capture.on()) {
+    const Tensor ffc = feed_forward(ops::layer_norm_modulated(o.text, kEps, mt, kShiftMlp, kScaleMlp), w.ff_context_in,
+                                    w.ff_context_out);
+    capture(prefix_ + ".ff_context.out", ffc);
+    o.text = ops::gated_residual(o.text, ffc, mt, kGateMlp);
+  }
+  capture(prefix_ + ".out.hidden_states", o.video);
+  capture(prefix_ + ".out.encoder_hidden_states", o.text);
+  return o;
+}
+
+}  // namespace dattn::hv15

@@ -1,0 +1,42 @@
+#pragma once
+// HunyuanVideo15TransformerBlock: the video and text streams each get an adaLN-Zero norm, one joint
+// attention runs over video then text (per-head RMS norm on q and k, RoPE on the video tokens only,
+// text keys past each item's valid count masked), then each stream gets its gated residual and its
+// own modulated feed-forward.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dattn/attention/layer.h"
+#include "dattn/models/hunyuanvideo15/config.h"
+#include "models/hunyuanvideo15/capture.h"
+#include "models/hunyuanvideo15/rope.h"
+#include "models/hunyuanvideo15/weights.h"
+
+namespace dattn::hv15 {
+
+struct Streams {
+  Tensor video;  // [B, Sv, D]
+  Tensor text;   // [B, T, D]: item b's first text_valid[b] rows are tokens, the rest padding
+};
+
+class Block {
+ public:
+  Block(std::int64_t index, const HunyuanVideo15TransformerConfig& config, const AttentionSettings& settings,
+        DType dtype, Device device);
+
+  // silu_temb [B, D]; text_valid[b] <= T. When `need_text` is false the text stream's feed-forward (which
+  // only later blocks read) is skipped and the returned text is the attention's residual only.
+  Streams forward(const BlockWeights& w, const Streams& in, const Tensor& silu_temb,
+                  const std::vector<std::int64_t>& text_valid, const RopeTables& rope, bool need_text,
+                  const Capture& capture) const;
+
+  const AttentionLayer& layer() const { return *layer_; }
+
+ private:
+  std::string prefix_;
+  std::int64_t heads_, head_dim_;
+  std::unique_ptr<AttentionLayer> layer_;
+};
+
+}  // namespace dattn::hv15

@@ -1,0 +1,54 @@
+#pragma once
+// The tensors of a HunyuanVideo15Transformer3DModel grouped by module, loaded through the manifest.
+#include <vector>
+
+#include "dattn/core/tensor.h"
+#include "dattn/io/weight_store.h"
+#include "dattn/models/hunyuanvideo15/config.h"
+
+namespace dattn::hv15 {
+
+struct Linear {
+  Tensor weight, bias;
+};
+
+struct Norm {  // LayerNorm gain and bias (RMSNorm: bias undefined)
+  Tensor weight, bias;
+};
+
+struct RefinerBlockWeights {
+  Norm norm1, norm2;
+  Linear to_q, to_k, to_v, to_out;
+  Linear ff_in, ff_out;  // ff.net.0.proj (then SiLU), ff.net.2
+  Linear ada;            // norm_out.linear: gate_msa, gate_mlp
+};
+
+struct BlockWeights {
+  Linear norm1, norm1_context;  // AdaLayerNormZero: 6 x inner_dim each
+  Linear to_q, to_k, to_v, add_q, add_k, add_v, to_out, to_add_out;
+  Tensor norm_q, norm_k, norm_added_q, norm_added_k;  // per-head RMSNorm gains [head_dim]
+  Linear ff_in, ff_out, ff_context_in, ff_context_out;
+};
+
+struct Weights {
+  Linear x_embed;  // Conv3d weight [D, C, pt, ph, pw] and bias
+  Norm image_norm_in, image_norm_out;
+  Linear image_1, image_2;
+  Linear refiner_time_1, refiner_time_2, refiner_text_1, refiner_text_2, refiner_proj_in;
+  std::vector<RefinerBlockWeights> refiner;
+  Norm byt5_norm;
+  Linear byt5_1, byt5_2, byt5_3;
+  Linear time_1, time_2;
+  Tensor cond_type_embed;  // [3, D]: Qwen text, ByT5 text, image
+  std::vector<BlockWeights> blocks;
+  Linear norm_out;  // AdaLayerNormContinuous: scale then shift
+  // proj_out with its rows reordered from diffusers' (C, pt, ph, pw) to (pt, ph, pw, C), the feature order
+  // ops::unpatchify_3d reads (the same for a 1x1x1 patch).
+  Linear proj_out;
+};
+
+// Checks the store against the manifest (every missing and unexpected tensor at once), then takes each
+// tensor, shape checked, converted to `dtype` on `device`. Throws UserError.
+Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& config, DType dtype, Device device);
+
+}  // namespace dattn::hv15
