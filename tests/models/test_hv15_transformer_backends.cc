@@ -2,83 +2,15 @@
 // model of a geometry SAGE_ATTN runs (2 heads x 64, bf16; SPARSE_BLOCK fp32) on a ragged batch of two (different valid text
 // lengths), each item against its run alone and each backend against FLASH_ATTN.
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <random>
-
-#include <unistd.h>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "dattn/attention/metrics.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
-#include "dattn/models/random_checkpoint.h"
-#include "support/attention_cases.h"
+#include "models/hv15_random_model.h"
 
 namespace dattn::testing {
 namespace {
-
-// A HunyuanVideo15Transformer3DModel config with SAGE_ATTN's head dim, written with random bf16 weights
-// once per test binary.
-const std::string& random_model_dir() {
-  static const std::string dir = [] {
-    const std::string root = ::testing::TempDir() + "/hv15_random_d64_" + std::to_string(::getpid());
-    std::filesystem::remove_all(root);
-    std::filesystem::create_directories(root);
-    const nlohmann::json config = {{"_class_name", "HunyuanVideo15Transformer3DModel"},
-                                   {"in_channels", 9},
-                                   {"out_channels", 4},
-                                   {"num_attention_heads", 2},
-                                   {"attention_head_dim", 64},
-                                   {"num_layers", 2},
-                                   {"num_refiner_layers", 1},
-                                   {"text_embed_dim", 48},
-                                   {"text_embed_2_dim", 32},
-                                   {"image_embed_dim", 16},
-                                   {"rope_axes_dim", {16, 24, 24}},
-                                   {"task_type", "t2v"}};
-    std::ofstream(root + "/config.json") << config.dump();
-    write_random_checkpoint(root + "/config.json", root + "/transformer", {DType::BF16, 7});
-    return root + "/transformer";
-  }();
-  return dir;
-}
-
-struct Inputs {
-  Tensor hidden, timestep;
-  Hv15TextInputs text;
-};
-
-Tensor gaussian(const Shape& s, std::mt19937_64& rng) {
-  return Tensor::from_f32(test::gaussian(static_cast<std::size_t>(shape_numel(s)), rng), s);
-}
-
-// Batch of two: item 0 has 30 of 40 Qwen and 9 of 16 ByT5 tokens valid, item 1 12 Qwen and no glyph text;
-// `only` picks one item alone (-1: both).
-Inputs make_inputs(int only) {
-  std::mt19937_64 rng(1234);
-  const std::int64_t b = 2;
-  Inputs in;
-  in.hidden = gaussian({b, 9, 2, 4, 6}, rng);
-  in.timestep = Tensor::from_f64({900.0}, {1}, DType::F64);
-  in.text.encoder_hidden_states = gaussian({b, 40, 48}, rng);
-  in.text.encoder_hidden_states_2 = gaussian({b, 16, 32}, rng);
-  std::vector<float> m1(b * 40, 0.0f), m2(b * 16, 0.0f);
-  for (int i = 0; i < 30; ++i) m1[i] = 1;
-  for (int i = 0; i < 12; ++i) m1[40 + i] = 1;
-  for (int i = 0; i < 9; ++i) m2[i] = 1;
-  in.text.encoder_attention_mask = Tensor::from_f32(m1, {b, 40});
-  in.text.encoder_attention_mask_2 = Tensor::from_f32(m2, {b, 16});
-  if (only < 0) return in;
-  const auto pick = [&](const Tensor& t) { return t.narrow0(only, 1).clone(); };
-  in.hidden = pick(in.hidden);
-  in.text.encoder_hidden_states = pick(in.text.encoder_hidden_states);
-  in.text.encoder_hidden_states_2 = pick(in.text.encoder_hidden_states_2);
-  in.text.encoder_attention_mask = pick(in.text.encoder_attention_mask);
-  in.text.encoder_attention_mask_2 = pick(in.text.encoder_attention_mask_2);
-  return in;
-}
 
 Tensor run(const HunyuanVideo15Transformer& m, const Inputs& in) {
   return m.forward(in.hidden, in.timestep, in.text).to(DType::F32);

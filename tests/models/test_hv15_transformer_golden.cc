@@ -208,6 +208,7 @@ TEST(Hv15Transformer, ABadCheckpointNamesWhatIsMissing) {
   const std::string e = error_of([&] { HunyuanVideo15Transformer::load(dir, {Device::CPU, DType::F32, {}}); });
   EXPECT_NE(e.find("missing: transformer_blocks.2."), std::string::npos) << e;
   EXPECT_NE(e.find("HunyuanVideo15Transformer3DModel"), std::string::npos) << e;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
+#include "dattn/pipeline/flow_match_euler_scheduler.h"
 #include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/unipc_scheduler.h"
 #include "support/golden_dir.h"
@@ -249,3 +250,22 @@ TEST(Schedulers, ReportNumTrainTimesteps) {
 }
 
 }  // namespace
+
+// HunyuanVideo-1.5's pipeline passes sigmas = linspace(1, 0, n + 1)[:-1] to FlowMatchEuler (shift 5):
+// the schedule must equal the golden pipeline's scheduler.timesteps / sigmas exactly.
+TEST(Schedulers, FlowMatchEulerGivenSigmasMatchTheHunyuanVideo15Pipeline) {
+  const std::string dir = dattn::testing::golden_dir() + "/hv15_tiny";
+  auto scheduler = dattn::load_scheduler(dir + "/pipeline/scheduler/scheduler_config.json");
+  auto* euler = dynamic_cast<dattn::FlowMatchEulerDiscreteScheduler*>(scheduler.get());
+  ASSERT_NE(euler, nullptr);
+  const dattn::SafetensorsFile f(dir + "/cases/pipeline_t2v.safetensors");
+  const auto timesteps = f.read_f64("scheduler.timesteps"), sigmas = f.read_f64("scheduler.sigmas");
+  const int n = static_cast<int>(timesteps.size());
+  std::vector<double> given;
+  for (int i = 0; i < n; ++i) given.push_back(1.0 + i * (-1.0 / n));  // np.linspace(1, 0, n + 1)[:-1]
+  euler->set_sigmas(given);
+  EXPECT_EQ(euler->timesteps(), timesteps);
+  EXPECT_EQ(euler->sigmas(), sigmas);
+  EXPECT_THROW(euler->set_sigmas(std::vector<double>{1.5}), dattn::UserError);
+  EXPECT_THROW(euler->set_sigmas(std::vector<double>{}), dattn::UserError);
+}

@@ -1,6 +1,7 @@
 // FlowMatchEulerDiscreteScheduler as diffusers computes it. The training schedule (float32 torch)
 // only fixes sigma_max and sigma_min; set_timesteps spaces between them in float64 and applies the
 // shift again (so the shift acts twice on the end points, as in diffusers), then stores float32.
+// Given sigmas (set_sigmas) are shifted once, in float32.
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 
 #include <cmath>
@@ -41,6 +42,28 @@ void FlowMatchEulerDiscreteScheduler::set_timesteps(int n) {
   if (config_.shift_terminal && *config_.shift_terminal != 0.0) s = sched::stretch_to_terminal(s, *config_.shift_terminal);
 
   sigmas_f32_.assign(s.begin(), s.end());
+  finish_schedule();
+}
+
+void FlowMatchEulerDiscreteScheduler::set_sigmas(std::span<const double> sigmas) {
+  check_step_count(static_cast<int>(sigmas.size()));
+  const float shift = static_cast<float>(config_.shift), shift_m1 = static_cast<float>(config_.shift - 1.0);
+  sigmas_f32_.clear();
+  for (double v : sigmas) {
+    if (!(v >= 0.0 && v <= 1.0))
+      throw UserError("FlowMatchEulerDiscreteScheduler: sigma " + std::to_string(v) + " is outside [0, 1]");
+    const float x = static_cast<float>(v);
+    sigmas_f32_.push_back(shift * x / (1.0f + shift_m1 * x));
+  }
+  if (config_.shift_terminal && *config_.shift_terminal != 0.0) {
+    const std::vector<double> d(sigmas_f32_.begin(), sigmas_f32_.end());
+    const std::vector<double> stretched = sched::stretch_to_terminal(d, *config_.shift_terminal);
+    sigmas_f32_.assign(stretched.begin(), stretched.end());
+  }
+  finish_schedule();
+}
+
+void FlowMatchEulerDiscreteScheduler::finish_schedule() {
   const float num_train_f = static_cast<float>(config_.num_train_timesteps);
   if (config_.invert_sigmas)
     for (float& v : sigmas_f32_) v = 1.0f - v;
