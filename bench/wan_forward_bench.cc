@@ -2,7 +2,6 @@
 // `dattn make-checkpoint`), timed with CUDA events after warm-up (median), split into stages with
 // StageTimer (attention, gemm, the rest), with peak device memory. The PyTorch baseline is
 // bench/wan_forward_torch.py, run in the same command by scripts/bench-wan-forward.sh.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +18,7 @@
 #include "dattn/core/stage_timer.h"
 #include "dattn/models/random_checkpoint.h"
 #include "dattn/models/wan/transformer.h"
+#include "forward_timing.h"
 
 namespace {
 
@@ -85,43 +85,15 @@ int run(int argc, char** argv) {
   const Tensor ctx = gaussian({batch, text, cfg.text_dim}, 2).to(options.dtype).to(Device::CUDA);
 
   reset_device_peak();
-  std::vector<double> total;
-  std::vector<std::map<std::string, double>> stages;
-  for (int i = 0; i < warmup + iters; ++i) {
-    StageTimer::enable(Device::CUDA);
-    GpuTimer timer;
-    timer.start();
-    const Tensor out = m.forward(hidden, timestep, ctx);
-    timer.stop();
-    const double ms = timer.elapsed_ms();
-    auto st = StageTimer::collect();
-    if (i >= warmup) {
-      total.push_back(ms);
-      stages.push_back(st);
-    }
-  }
-  StageTimer::disable();
-  // The run with the median total supplies the stage split.
-  std::vector<std::size_t> order(total.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](auto a, auto b) { return total[a] < total[b]; });
-  const std::size_t med = order[order.size() / 2];
-  const double attn = stages[med]["attention"], gemm = stages[med]["gemm"];
-  const double gib = 1024.0 * 1024 * 1024;
-  nlohmann::json res = {{"median_ms", total[med]},
-                        {"attention_ms", attn},
-                        {"gemm_ms", gemm},
-                        {"rest_ms", total[med] - attn - gemm},
-                        {"weights_gib", weights / gib},
-                        {"peak_gib", device_bytes_peak() / gib},
-                        {"tokens", tokens},
-                        {"batch", batch},
-                        {"timestep_per_token", per_token},
-                        {"dtype", dtype_name_},
-                        {"backend", backend.empty() ? "platform default" : backend},
-                        {"iters", iters},
-                        {"load_s", load_s},
-                        {"stages_ms", stages[med]}};
+  const bench::ForwardTiming t = bench::time_forward([&] { (void)m.forward(hidden, timestep, ctx); }, warmup, iters);
+  nlohmann::json res = bench::timing_json(t, weights);
+  res.update({{"tokens", tokens},
+              {"batch", batch},
+              {"timestep_per_token", per_token},
+              {"dtype", dtype_name_},
+              {"backend", backend.empty() ? "platform default" : backend},
+              {"iters", iters},
+              {"load_s", load_s}});
   std::printf("%s\n", res.dump().c_str());
   if (!json_path.empty()) std::ofstream(json_path) << res.dump(1) << "\n";
   return 0;
