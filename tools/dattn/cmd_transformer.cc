@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dattn/attention/metrics.h"
 #include "dattn/command.h"
 #include "dattn/core/error.h"
@@ -20,6 +22,7 @@
 #include "dattn/io/safetensors_writer.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/model_option.h"
+#include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/models/wan/transformer.h"
 #include "dattn/ops/finite.h"
 #include "dattn/run_dtype_option.h"
@@ -56,6 +59,75 @@ std::string transformer_dir(const std::string& dir) {
   return dir;
 }
 
+// A named input of the case file, NaN/Inf refused.
+Tensor read_input(const SafetensorsFile& inputs, const std::string& path, const std::string& name, DType dtype,
+                  const std::vector<std::string>& expected) {
+  if (!inputs.contains(name)) {
+    std::string list;
+    for (const auto& e : expected) list += (list.empty() ? "" : ", ") + e;
+    throw UserError(path + ": tensor '" + name + "' not found; this transformer expects " + list);
+  }
+  const Tensor t = tensor_from_safetensors(inputs, name, dtype);
+  if (const ops::NonFinite bad = ops::count_nonfinite(t); bad.count)
+    throw UserError(path + ": tensor '" + name + "' holds " + std::to_string(bad.count) + " NaN or Inf values");
+  return t;
+}
+
+std::string class_of(const std::string& model_dir) {
+  const nlohmann::json j = read_component_config(model_dir);
+  return j.contains("_class_name") && j.at("_class_name").is_string() ? j.at("_class_name").get<std::string>()
+                                                                      : "WanTransformer3DModel";
+}
+
+struct Forward {
+  Tensor sample;
+  double load_ms = 0, forward_ms = 0;
+};
+
+double ms_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+}
+
+Forward wan_forward(const std::string& dir, const SafetensorsFile& in, const std::string& path, const WanRunOptions& run) {
+  const std::vector<std::string> names = {"input.hidden_states", "input.timestep", "input.encoder_hidden_states"};
+  const Tensor hidden = read_input(in, path, names[0], DType::F32, names);
+  const Tensor timestep = read_input(in, path, names[1], DType::F64, names);
+  const Tensor text = read_input(in, path, names[2], DType::F32, names);
+  Forward f;
+  auto t = std::chrono::steady_clock::now();
+  const WanTransformer model = WanTransformer::load(dir, run);
+  f.load_ms = ms_since(t);
+  t = std::chrono::steady_clock::now();
+  f.sample = model.forward(hidden, timestep, text).to(Device::CPU).to(DType::F32);
+  f.forward_ms = ms_since(t);
+  return f;
+}
+
+// HunyuanVideo-1.5: the golden case's input names; input.image_embeds is optional (text to video).
+Forward hv15_forward(const std::string& dir, const SafetensorsFile& in, const std::string& path,
+                     const WanRunOptions& run) {
+  const std::vector<std::string> names = {"input.hidden_states",        "input.timestep",
+                                          "input.encoder_hidden_states", "input.encoder_attention_mask",
+                                          "input.encoder_hidden_states_2", "input.encoder_attention_mask_2"};
+  const Tensor hidden = read_input(in, path, names[0], DType::F32, names);
+  const Tensor timestep = read_input(in, path, names[1], DType::F64, names);
+  Hv15TextInputs text;
+  text.encoder_hidden_states = read_input(in, path, names[2], DType::F32, names);
+  text.encoder_attention_mask = read_input(in, path, names[3], DType::F32, names);
+  text.encoder_hidden_states_2 = read_input(in, path, names[4], DType::F32, names);
+  text.encoder_attention_mask_2 = read_input(in, path, names[5], DType::F32, names);
+  if (in.contains("input.image_embeds"))
+    text.image_embeds = read_input(in, path, "input.image_embeds", DType::F32, names);
+  Forward f;
+  auto t = std::chrono::steady_clock::now();
+  const auto model = HunyuanVideo15Transformer::load(dir, {run.device, run.dtype, run.attention});
+  f.load_ms = ms_since(t);
+  t = std::chrono::steady_clock::now();
+  f.sample = model.forward(hidden, timestep, text).to(Device::CPU).to(DType::F32);
+  f.forward_ms = ms_since(t);
+  return f;
+}
+
 int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   WanRunOptions run;
   run.device = device_from_option(o.device);
@@ -64,24 +136,14 @@ int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   run.attention = settings_from_command_line(ctx.attention_flags);
   const std::string model_dir = transformer_dir(model_dir_from_option(o.model, o.revision));
   check_transformer_output(o.output);
+  const std::string cls = class_of(model_dir);
+  if (cls != "WanTransformer3DModel" && cls != "HunyuanVideo15Transformer3DModel")
+    throw UserError(model_dir + "/config.json: '_class_name' is \"" + cls +
+                    "\"; dattn transformer runs WanTransformer3DModel and HunyuanVideo15Transformer3DModel");
   const SafetensorsFile inputs(o.inputs);  // read before the model: a bad file fails fast
-  for (const char* name : {"input.hidden_states", "input.timestep", "input.encoder_hidden_states"})
-    if (!inputs.contains(name))
-      throw UserError(o.inputs + ": tensor '" + name +
-                      "' not found; expected input.hidden_states, input.timestep and input.encoder_hidden_states");
-  const Tensor hidden = tensor_from_safetensors(inputs, "input.hidden_states", DType::F32);
-  const Tensor timestep = tensor_from_safetensors(inputs, "input.timestep", DType::F64);
-  const Tensor text = tensor_from_safetensors(inputs, "input.encoder_hidden_states", DType::F32);
-  for (const auto& [name, t] : {std::pair{"input.hidden_states", &hidden}, {"input.timestep", &timestep},
-                                {"input.encoder_hidden_states", &text}})
-    if (const ops::NonFinite bad = ops::count_nonfinite(*t); bad.count)
-      throw UserError(o.inputs + ": tensor '" + name + "' holds " + std::to_string(bad.count) + " NaN or Inf values");
-
-  const auto t0 = std::chrono::steady_clock::now();
-  const WanTransformer model = WanTransformer::load(model_dir, run);
-  const auto t1 = std::chrono::steady_clock::now();
-  const Tensor sample = model.forward(hidden, timestep, text).to(Device::CPU).to(DType::F32);
-  const auto t2 = std::chrono::steady_clock::now();
+  const Forward f = cls == "WanTransformer3DModel" ? wan_forward(model_dir, inputs, o.inputs, run)
+                                                   : hv15_forward(model_dir, inputs, o.inputs, run);
+  const Tensor& sample = f.sample;
   if (const ops::NonFinite bad = ops::count_nonfinite(sample); bad.count)
     throw NumericError("the transformer forward produced " + std::to_string(bad.nan) + " NaN and " +
                        std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(sample.numel()) +
@@ -91,9 +153,8 @@ int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   WrittenTensor out{"output.sample", "F32", sample.shape(), std::vector<std::uint8_t>(sample.bytes())};
   std::memcpy(out.bytes.data(), sample.data(), sample.bytes());
   write_safetensors(o.output, {out}, {{"format", "pt"}});
-  const auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
   std::printf("output.sample %s -> %s (load %.0f ms, forward %.1f ms, %s %s)\n", shape_str(sample.shape()).c_str(),
-              o.output.c_str(), ms(t0, t1), ms(t1, t2), std::string(device_name(run.device)).c_str(),
+              o.output.c_str(), f.load_ms, f.forward_ms, std::string(device_name(run.device)).c_str(),
               std::string(dtype_name(run.dtype)).c_str());
   // A case file that carries the expected output (the golden ones do) is checked on the way.
   if (inputs.contains("output.sample") && inputs.info("output.sample").shape == sample.shape()) {
@@ -109,8 +170,11 @@ int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
 Command add_transformer_command(CLI::App& root) {
   auto o = std::make_shared<TransformerOptions>();
   CLI::App* app = root.add_subcommand(
-      "transformer", "Run one transformer forward (WanTransformer3DModel) on input.hidden_states, input.timestep and "
-                     "input.encoder_hidden_states from a safetensors file; write output.sample (float32)");
+      "transformer", "Run one transformer forward on the inputs of a safetensors file and write output.sample "
+                     "(float32). WanTransformer3DModel: input.hidden_states, input.timestep, "
+                     "input.encoder_hidden_states. HunyuanVideo15Transformer3DModel: those and "
+                     "input.encoder_attention_mask, input.encoder_hidden_states_2, input.encoder_attention_mask_2 "
+                     "(input.image_embeds optional)");
   app->add_option("--model", o->model,
                   "The transformer directory (config.json + weights, single or sharded), a pipeline directory "
                   "(its transformer/ is run), or a Hugging Face id ORG/NAME in the local Hugging Face cache")
