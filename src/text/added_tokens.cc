@@ -1,6 +1,8 @@
 #include "text/added_tokens.h"
 
 #include <cstddef>
+#include <string_view>
+#include <vector>
 
 namespace dattn::text_detail {
 

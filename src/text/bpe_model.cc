@@ -1,6 +1,8 @@
 #include "text/bpe_model.h"
 
 #include <climits>
+#include <cstddef>
+#include <utility>
 
 #include "dattn/core/error.h"
 

@@ -2,9 +2,13 @@
 #include "dattn/text/byt5_tokenizer.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "dattn/core/error.h"
 #include "text/added_tokens.h"

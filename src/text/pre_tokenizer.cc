@@ -1,5 +1,9 @@
 #include "text/pre_tokenizer.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "dattn/core/error.h"
 #include "text/byte_level.h"
 

@@ -4,6 +4,7 @@
 #include <pcre2.h>
 
 #include <stdexcept>
+#include <cstdint>
 
 #include "dattn/core/error.h"
 

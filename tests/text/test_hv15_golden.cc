@@ -3,6 +3,11 @@
 // [10, 256] of each prompt's glyph text (all-zero rows where it quotes nothing).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "dattn/io/safetensors.h"
 #include "dattn/text/bpe_tokenizer.h"
 #include "dattn/text/byt5_tokenizer.h"
