@@ -125,15 +125,18 @@ BpeTokenizer BpeTokenizer::from_json(const std::string& tokenizer_json, const st
     const auto it = cfg.find(key);
     if (it == cfg.end() || it->is_null()) return std::nullopt;
     const auto text = token_text(*it);
-    if (!text) throw UserError(source + ": tokenizer_config field '" + key + "' must be a token string, got " + it->dump());
+    if (!text)
+      throw UserError(source + ": tokenizer_config field '" + key + "' must be a token string, got " + it->dump());
     const auto id = tok.token_id(*text);
-    if (!id) throw UserError(source + ": tokenizer_config field '" + key + "' is \"" + *text + "\", which is not a token");
+    if (!id)
+      throw UserError(source + ": tokenizer_config field '" + key + "' is \"" + *text + "\", which is not a token");
     return id;
   };
   tok.pad_id_ = resolve("pad_token");
   tok.eos_id_ = resolve("eos_token");
   if (!tok.pad_id_)
-    if (auto p = j.find("padding"); p != j.end() && p->is_object() && p->contains("pad_id") && (*p)["pad_id"].is_number_integer())
+    if (auto p = j.find("padding");
+        p != j.end() && p->is_object() && p->contains("pad_id") && (*p)["pad_id"].is_number_integer())
       tok.pad_id_ = (*p)["pad_id"].get<int>();
   if (auto it = cfg.find("model_max_length"); it != cfg.end() && it->is_number() && it->get<double>() >= 1)
     tok.model_max_length_ = static_cast<std::int64_t>(std::min(it->get<double>(), double(INT32_MAX)));
@@ -149,7 +152,8 @@ std::optional<int> BpeTokenizer::token_id(std::string_view token) const {
 
 int BpeTokenizer::pad_id() const {
   if (!pad_id_)
-    throw UserError(config_source_ + ": no pad_token (tokenizer_config.json) or padding.pad_id (tokenizer.json); "
+    throw UserError(config_source_ +
+                    ": no pad_token (tokenizer_config.json) or padding.pad_id (tokenizer.json); "
                     "padding needs one");
   return *pad_id_;
 }

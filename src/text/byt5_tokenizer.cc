@@ -87,7 +87,8 @@ ByT5Tokenizer ByT5Tokenizer::load(const std::string& dir) {
     const std::string t = text.value_or(fallback);
     const auto e = tokens.find(t);
     if (e == tokens.end())
-      throw UserError(config_path + ": " + key + " \"" + t + "\" has no id in added_tokens_decoder or added_tokens.json");
+      throw UserError(config_path + ": " + key + " \"" + t +
+                      "\" has no id in added_tokens_decoder or added_tokens.json");
     return {t, e->second.id};
   };
   ByT5Tokenizer tok;
@@ -99,7 +100,8 @@ ByT5Tokenizer ByT5Tokenizer::load(const std::string& dir) {
   // ByT5Tokenizer numbers the bytes after its three specials, which it places at 0, 1, 2.
   if (ids != std::vector<int>{0, 1, 2})
     throw UserError(config_path + ": pad, eos and unk tokens must have ids 0, 1 and 2 (ByT5Tokenizer's layout), got " +
-                    std::to_string(tok.pad_id_) + ", " + std::to_string(tok.eos_id_) + ", " + std::to_string(tok.unk_id_));
+                    std::to_string(tok.pad_id_) + ", " + std::to_string(tok.eos_id_) + ", " +
+                    std::to_string(tok.unk_id_));
   tok.byte_offset_ = 3;
 
   if (auto it = cfg.find("extra_ids"); it != cfg.end() && it->is_number_integer())

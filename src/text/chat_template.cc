@@ -38,10 +38,17 @@ ChatTemplate ChatTemplate::load(const std::string& dir) {
   const std::string config_path = (std::filesystem::path(dir) / "tokenizer_config.json").string();
   const nlohmann::json cfg = text_detail::read_json_object(
       config_path, "the tokenizer folder has no chat_template.jinja either, so it has no chat template");
-  const auto it = cfg.find("chat_template");
-  if (it == cfg.end() || it->is_null())
-    throw UserError(config_path + ": no \"chat_template\" (and no chat_template.jinja beside it); the pipeline "
-                    "renders its prompt with the checkpoint's chat template");
+  auto it = cfg.find("chat_template");
+  if (it == cfg.end() || it->is_null()) {
+    // Older processor folders keep it in chat_template.json instead: {"chat_template": "..."}.
+    const std::string json_path = (std::filesystem::path(dir) / "chat_template.json").string();
+    if (const auto j = text_detail::read_optional_json_object(json_path))
+      if (auto t = j->find("chat_template"); t != j->end() && t->is_string())
+        return from_text(t->get<std::string>(), json_path);
+    throw UserError(config_path +
+                    ": no \"chat_template\" (and no chat_template.jinja or chat_template.json beside "
+                    "it); the pipeline renders its prompt with the checkpoint's chat template");
+  }
   if (it->is_string()) return from_text(it->get<std::string>(), config_path);
   if (it->is_array())
     for (const auto& e : *it)
@@ -54,8 +61,10 @@ ChatTemplate ChatTemplate::load(const std::string& dir) {
 ChatTemplate ChatTemplate::from_text(std::string_view text, const std::string& source) {
   if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
   if (text == text_detail::kQwen25VlChatTemplate) return ChatTemplate(Kind::kQwen25Vl);
-  throw UserError(source + ": the chat template is not one dattn implements (it renders only Qwen2.5-VL's, "
-                  "recognised by its exact text; " + std::to_string(text.size()) + " characters here)");
+  throw UserError(source +
+                  ": the chat template is not one dattn implements (it renders only Qwen2.5-VL's, "
+                  "recognised by its exact text; " +
+                  std::to_string(text.size()) + " characters here)");
 }
 
 const char* ChatTemplate::name() const { return "Qwen2.5-VL"; }

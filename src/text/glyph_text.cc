@@ -32,8 +32,8 @@ std::optional<std::string> extract_glyph_text(std::string_view prompt) {
   while (pos < prompt.size()) {
     // The first alternative is tried first at each position, then the second.
     bool matched = false;
-    for (const auto& [open, close] : {std::pair{std::string_view("\""), std::string_view("\"")},
-                                      std::pair{kOpenCurly, kCloseCurly}}) {
+    for (const auto& [open, close] :
+         {std::pair{std::string_view("\""), std::string_view("\"")}, std::pair{kOpenCurly, kCloseCurly}}) {
       if (prompt.compare(pos, open.size(), open) != 0) continue;
       const std::size_t end = closing(prompt, pos + open.size(), close);
       if (end == std::string_view::npos) continue;
@@ -52,7 +52,8 @@ std::optional<std::string> extract_glyph_text(std::string_view prompt) {
     found = std::move(unique);
   }
   std::string out;
-  for (std::size_t i = 0; i < found.size(); ++i) out.append(i ? ". " : "").append("Text \"").append(found[i]).append("\"");
+  for (std::size_t i = 0; i < found.size(); ++i)
+    out.append(i ? ". " : "").append("Text \"").append(found[i]).append("\"");
   return out + ". ";
 }
 

@@ -41,7 +41,8 @@ TokenizedBatch qwen_inputs(const BpeTokenizer& tokenizer, const ChatTemplate& ch
                     " must be >= 0 and >= 1 with a sum below 2^31");
   std::vector<std::string> rendered;
   rendered.reserve(prompts.size());
-  for (const std::string& p : prompts) rendered.push_back(chat_template.render(prompt_messages(p, system_message), true));
+  for (const std::string& p : prompts)
+    rendered.push_back(chat_template.render(prompt_messages(p, system_message), true));
   return tokenizer.encode_batch(rendered, static_cast<int>(crop_index + tokenizer_max_length));
 }
 

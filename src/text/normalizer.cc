@@ -9,7 +9,8 @@ namespace {
 
 void add(Normalizer& n, bool& nfc, const nlohmann::json& j, const std::string& source) {
   if (j.is_null()) return;
-  const std::string type = j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
+  const std::string type =
+      j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
   if (type == "NFC") {
     nfc = true;
   } else if (type == "Sequence" && j.contains("normalizers") && j["normalizers"].is_array()) {

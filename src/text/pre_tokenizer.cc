@@ -12,8 +12,7 @@ namespace dattn::text_detail {
 namespace {
 
 // The regex ByteLevel splits with when use_regex is true (GPT-2's).
-constexpr const char* kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 bool flag(const nlohmann::json& j, const char* key, bool fallback) {
   auto it = j.find(key);
@@ -43,7 +42,8 @@ PreTokenizer PreTokenizer::from_json(const nlohmann::json& pre_tokenizer, const 
 
 void PreTokenizer::add(const nlohmann::json& j, const std::string& source) {
   if (j.is_null()) return;
-  const std::string type = j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
+  const std::string type =
+      j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
   const std::string where = source + ": pre_tokenizer " + (type.empty() ? j.dump() : "\"" + type + "\"");
   if (type == "Sequence" && j.contains("pretokenizers") && j["pretokenizers"].is_array()) {
     for (const auto& e : j["pretokenizers"]) add(e, source);
@@ -82,7 +82,8 @@ std::vector<std::string> PreTokenizer::apply(std::string_view text) const {
       }
       // ByteLevel: Hugging Face adds the prefix space to a piece that does not start with one.
       if (s.add_prefix_space && !piece.empty() && piece[0] != ' ') piece.insert(piece.begin(), ' ');
-      std::vector<std::string> parts = s.regex.empty() ? std::vector<std::string>{piece} : split(piece, s.regex[0], true);
+      std::vector<std::string> parts =
+          s.regex.empty() ? std::vector<std::string>{piece} : split(piece, s.regex[0], true);
       for (const std::string& p : parts) next.push_back(byte_level_spell(p));
     }
     pieces = std::move(next);

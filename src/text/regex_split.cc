@@ -3,8 +3,8 @@
 
 #include <pcre2.h>
 
-#include <stdexcept>
 #include <cstdint>
+#include <stdexcept>
 
 #include "dattn/core/error.h"
 
@@ -29,8 +29,8 @@ Regex::Regex(const std::string& pattern, bool literal, const std::string& source
   int err = 0;
   PCRE2_SIZE offset = 0;
   const std::uint32_t options = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0u);
-  impl_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &err, &offset,
-                              nullptr);
+  impl_->code =
+      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &err, &offset, nullptr);
   if (!impl_->code)
     throw UserError(source + ": the regex \"" + pattern + "\" does not compile at offset " + std::to_string(offset) +
                     ": " + pcre2_message(err));

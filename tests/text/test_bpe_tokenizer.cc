@@ -34,7 +34,7 @@ BpeTokenizer make(const json& j, const json& cfg = json::object()) {
 }
 
 json added(const std::string& content, int id, bool lstrip = false, bool rstrip = false, bool normalized = false) {
-  return {{"id", id},          {"content", content}, {"single_word", false}, {"lstrip", lstrip},
+  return {{"id", id},         {"content", content},       {"single_word", false}, {"lstrip", lstrip},
           {"rstrip", rstrip}, {"normalized", normalized}, {"special", true}};
 }
 

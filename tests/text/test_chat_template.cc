@@ -47,9 +47,12 @@ TEST(ChatTemplate, MissingTemplateAndListForm) {
   dattn::testing::TempFolder dir;
   dir.write("tokenizer_config.json", "{}");
   EXPECT_NE(user_error([&] { ChatTemplate::load(dir.path()); }).find("no \"chat_template\""), std::string::npos);
-  nlohmann::json list = nlohmann::json::array({{{"name", "tool_use"}, {"template", "x"}},
-                                                {{"name", "default"}, {"template", kQwen}}});
+  nlohmann::json list =
+      nlohmann::json::array({{{"name", "tool_use"}, {"template", "x"}}, {{"name", "default"}, {"template", kQwen}}});
   dir.write("tokenizer_config.json", nlohmann::json{{"chat_template", list}}.dump());
+  EXPECT_NO_THROW(ChatTemplate::load(dir.path()));
+  dir.write("tokenizer_config.json", "{}");
+  dir.write("chat_template.json", nlohmann::json{{"chat_template", kQwen}}.dump());
   EXPECT_NO_THROW(ChatTemplate::load(dir.path()));
 }
 

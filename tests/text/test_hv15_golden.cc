@@ -108,10 +108,11 @@ TEST(Hv15Golden, ByT5IdsAndMaskMatchForEveryPrompt) {
   const auto ids = golden_i64(golden, "byt5.input_ids"), mask = golden_i64(golden, "byt5.attention_mask");
   const std::vector<std::string> prompts = case_prompts(meta);
   for (std::int64_t b = 0; b < 10; ++b) {
-    const std::optional<TokenizedBatch> got = hv15::byt5_inputs(tok, prompts[b], meta["tokenizer_2_max_length"].get<int>());
+    const std::optional<TokenizedBatch> got =
+        hv15::byt5_inputs(tok, prompts[b], meta["tokenizer_2_max_length"].get<int>());
     // No glyph text: the pipeline's row is zero ids and an all-zero mask.
-    const TokenizedBatch row = got.value_or(TokenizedBatch{1, 256, std::vector<std::int64_t>(256, 0),
-                                                           std::vector<std::int64_t>(256, 0)});
+    const TokenizedBatch row =
+        got.value_or(TokenizedBatch{1, 256, std::vector<std::int64_t>(256, 0), std::vector<std::int64_t>(256, 0)});
     EXPECT_EQ(got.has_value(), !meta["prompts"][b]["glyph_text"].is_null()) << "prompt " << b;
     expect_row(row, 0, ids, mask, b, "byt5");
     EXPECT_EQ(row.valid_length(0), meta["prompts"][b]["byt5_valid_tokens"].get<std::int64_t>()) << "prompt " << b;

@@ -20,7 +20,7 @@ class ChatTemplate {
 
   // DIR/chat_template.jinja when present (transformers 5 writes it; it takes precedence, as there), else
   // DIR/tokenizer_config.json's "chat_template" (a string, or a list of {name, template} whose "default"
-  // entry is used).
+  // entry is used), else DIR/chat_template.json's "chat_template" (older processor folders).
   static ChatTemplate load(const std::string& tokenizer_dir);
   // `text` must equal a known template exactly, or with one trailing newline (Jinja drops it when
   // rendering); `source` names where it came from in the error.

@@ -42,6 +42,7 @@ std::optional<std::string> extract_glyph_text(std::string_view prompt);
 
 // ByT5 ids and mask [1, max_length] of the prompt's glyph text; nullopt when it has none: then the
 // ByT5 embeddings are zeros and the mask all zero (the encoder is not run).
-std::optional<TokenizedBatch> byt5_inputs(const ByT5Tokenizer& tokenizer, std::string_view prompt, int max_length = 256);
+std::optional<TokenizedBatch> byt5_inputs(const ByT5Tokenizer& tokenizer, std::string_view prompt,
+                                          int max_length = 256);
 
 }  // namespace dattn::hv15
