@@ -97,6 +97,37 @@ TEST(BpeTokenizer, QwenNfcAndByteLevel) {
   EXPECT_TRUE(q.encode("").empty());
 }
 
+// GPT-2's form: a ByteLevel pre-tokenizer with its own regex, over a vocabulary of the 256 byte symbols
+// (id = byte) and one merge, Ġ + w.
+json gpt2_style(bool add_prefix_space) {
+  json vocab = json::object();
+  for (int b = 0; b < 256; ++b) {
+    std::string sym;
+    const char32_t c = dattn::text_detail::byte_to_unicode(static_cast<unsigned char>(b));
+    if (c < 0x80) {
+      sym.push_back(static_cast<char>(c));
+    } else {
+      sym.push_back(static_cast<char>(0xC0 | (c >> 6)));
+      sym.push_back(static_cast<char>(0x80 | (c & 0x3F)));
+    }
+    vocab[sym] = b;
+  }
+  vocab["\u0120w"] = 256;
+  return {{"normalizer", nullptr},
+          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", add_prefix_space}, {"use_regex", true}}},
+          {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array({json::array({"\u0120", "w"})})}}}};
+}
+
+TEST(BpeTokenizer, ByteLevelWithItsOwnRegex) {
+  const BpeTokenizer tok = make(gpt2_style(false));
+  EXPECT_EQ(tok.encode("a w"), (std::vector<int>{'a', 256}));
+  // Two spaces: the first is a piece of its own (\s+(?!\S)), the second starts " w".
+  EXPECT_EQ(tok.encode("a  w"), (std::vector<int>{'a', ' ', 256}));
+  EXPECT_EQ(tok.encode("w"), (std::vector<int>{'w'}));
+  EXPECT_EQ(make(gpt2_style(true)).encode("w"), (std::vector<int>{256}));  // the prefix space
+  EXPECT_EQ(tok.encode("\xc3\xa9"), (std::vector<int>{0xC3, 0xA9}));        // é is two byte symbols
+}
+
 TEST(BpeTokenizer, PaddingAndTruncationOnTheRight) {
   const BpeTokenizer q = qwen();
   const std::vector<int> ids = q.encode("A cat walks on the grass");
