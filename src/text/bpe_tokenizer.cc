@@ -97,15 +97,23 @@ BpeTokenizer BpeTokenizer::load(const std::string& dir) {
   if (!std::filesystem::exists(json_path))
     throw UserError(json_path + ": missing; a byte-level BPE tokenizer folder holds the checkpoint's tokenizer.json");
   const auto config = read_optional_json_object(config_path);
-  BpeTokenizer tok = from_json(read_file_text(json_path), json_path, config ? config->dump() : "{}");
-  tok.config_source_ = config ? config_path : json_path;
+  BpeTokenizer tok = from_json(read_file_text(json_path), json_path, config ? config->dump() : "{}", config_path);
+  if (!config) tok.config_source_ = json_path;
   return tok;
 }
 
 BpeTokenizer BpeTokenizer::from_json(const std::string& tokenizer_json, const std::string& source,
-                                     const std::string& tokenizer_config_json) {
-  const nlohmann::json j = parse(tokenizer_json, source);
-  const nlohmann::json cfg = parse(tokenizer_config_json, source + " (tokenizer_config.json)");
+                                     const std::string& tokenizer_config_json, const std::string& config_source) {
+  try {
+    return from_parsed(parse(tokenizer_json, source), source, parse(tokenizer_config_json, config_source),
+                       config_source);
+  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+    throw UserError(source + " or " + config_source + ": a field has the wrong type: " + e.what());
+  }
+}
+
+BpeTokenizer BpeTokenizer::from_parsed(const nlohmann::json& j, const std::string& source, const nlohmann::json& cfg,
+                                       const std::string& config_source) {
   auto impl = std::make_unique<Impl>();
   const auto model = j.find("model");
   if (model == j.end() || !model->is_object() || model->value("type", "") != "BPE")
@@ -120,16 +128,15 @@ BpeTokenizer BpeTokenizer::from_json(const std::string& tokenizer_json, const st
     (t.normalized && !impl->normalizer.is_identity() ? impl->normalized_tokens : impl->raw_tokens).push_back(t);
 
   BpeTokenizer tok(std::move(impl));
-  tok.config_source_ = source;
+  tok.config_source_ = config_source;
   auto resolve = [&](const char* key) -> std::optional<int> {
     const auto it = cfg.find(key);
     if (it == cfg.end() || it->is_null()) return std::nullopt;
     const auto text = token_text(*it);
-    if (!text)
-      throw UserError(source + ": tokenizer_config field '" + key + "' must be a token string, got " + it->dump());
+    if (!text) throw UserError(config_source + ": field '" + key + "' must be a token string, got " + it->dump());
     const auto id = tok.token_id(*text);
     if (!id)
-      throw UserError(source + ": tokenizer_config field '" + key + "' is \"" + *text + "\", which is not a token");
+      throw UserError(config_source + ": field '" + key + "' is \"" + *text + "\", which is not a token of " + source);
     return id;
   };
   tok.pad_id_ = resolve("pad_token");

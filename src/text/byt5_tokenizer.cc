@@ -67,7 +67,7 @@ void read_added_json(const std::string& path, std::map<std::string, Entry>& out)
 
 }  // namespace
 
-ByT5Tokenizer ByT5Tokenizer::load(const std::string& dir) {
+ByT5Tokenizer ByT5Tokenizer::load(const std::string& dir) try {
   const auto file = [&](const char* name) { return (std::filesystem::path(dir) / name).string(); };
   const std::string config_path = file("tokenizer_config.json");
   const nlohmann::json cfg =
@@ -114,6 +114,8 @@ ByT5Tokenizer ByT5Tokenizer::load(const std::string& dir) {
     tok.added_.push_back({content, e.id, e.lstrip, e.rstrip});
   }
   return tok;
+} catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+  throw UserError(dir + ": a ByT5 tokenizer file has a field of the wrong type: " + e.what());
 }
 
 std::size_t ByT5Tokenizer::added_token_count() const { return added_.size(); }

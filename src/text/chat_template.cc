@@ -31,7 +31,7 @@ void qwen_turn(std::string& out, std::string_view role, std::string_view content
 
 }  // namespace
 
-ChatTemplate ChatTemplate::load(const std::string& dir) {
+ChatTemplate ChatTemplate::load(const std::string& dir) try {
   const std::string jinja = (std::filesystem::path(dir) / "chat_template.jinja").string();
   refuse_special_file(jinja, "chat template");
   if (std::filesystem::exists(jinja)) return from_text(read_text(jinja), jinja);
@@ -56,6 +56,8 @@ ChatTemplate ChatTemplate::load(const std::string& dir) {
         return from_text(e["template"].get<std::string>(), config_path + " (chat_template \"default\")");
   throw UserError(config_path + ": \"chat_template\" must be a string or a list with a \"default\" entry, got " +
                   it->dump().substr(0, 80));
+} catch (const nlohmann::json::exception& e) {  // a field of the wrong type
+  throw UserError(dir + ": the chat template's file has a field of the wrong type: " + e.what());
 }
 
 ChatTemplate ChatTemplate::from_text(std::string_view text, const std::string& source) {

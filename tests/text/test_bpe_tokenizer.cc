@@ -125,7 +125,7 @@ TEST(BpeTokenizer, ByteLevelWithItsOwnRegex) {
   EXPECT_EQ(tok.encode("a  w"), (std::vector<int>{'a', ' ', 256}));
   EXPECT_EQ(tok.encode("w"), (std::vector<int>{'w'}));
   EXPECT_EQ(make(gpt2_style(true)).encode("w"), (std::vector<int>{256}));  // the prefix space
-  EXPECT_EQ(tok.encode("\xc3\xa9"), (std::vector<int>{0xC3, 0xA9}));        // é is two byte symbols
+  EXPECT_EQ(tok.encode("\xc3\xa9"), (std::vector<int>{0xC3, 0xA9}));       // é is two byte symbols
 }
 
 TEST(BpeTokenizer, PaddingAndTruncationOnTheRight) {
@@ -171,6 +171,10 @@ TEST(BpeTokenizer, UnimplementedSettingsAreRefusedByName) {
 
   j = tiny(json::array({json::array({"a", "z"})}));
   EXPECT_NE(user_error([&] { make(j); }).find("model.merges[0]"), std::string::npos);
+
+  j = tiny(json::array(), json::array({added("<X>", 9)}));
+  j["added_tokens"][0]["lstrip"] = "yes";
+  EXPECT_NE(user_error([&] { make(j); }).find("wrong type"), std::string::npos);
 
   j = tiny(json::array());
   j["model"]["type"] = "WordPiece";

@@ -71,6 +71,11 @@ TEST(ByT5Tokenizer, BadConfigsAreRefused) {
   dir.write("tokenizer_config.json", cfg.dump());
   EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); }).find("<extra_id_0>"), std::string::npos);
   dir.write("tokenizer_config.json", decoder(0, 1, 2).dump());
+  cfg = decoder(0, 1, 2);
+  cfg["added_tokens_decoder"]["0"]["lstrip"] = "yes";
+  dir.write("tokenizer_config.json", cfg.dump());
+  EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); }).find("wrong type"), std::string::npos);
+  dir.write("tokenizer_config.json", decoder(0, 1, 2).dump());
   dir.write("added_tokens.json", json{{"</s>", 7}}.dump());
   EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); }).find("added_tokens.json"), std::string::npos);
 }

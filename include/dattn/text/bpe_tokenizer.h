@@ -10,6 +10,7 @@
 // tokens, BPE dropout, byte fallback, single_word added tokens) is refused when the file is read.
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,9 +25,10 @@ class BpeTokenizer {
   // Reads DIR/tokenizer.json, and DIR/tokenizer_config.json when present for pad_token, eos_token and
   // model_max_length (else tokenizer.json's "padding" for the pad token). Throws UserError naming the file.
   static BpeTokenizer load(const std::string& tokenizer_dir);
-  // From the text of a tokenizer.json (`source` names it in errors) and optional tokenizer_config.json text.
+  // From the text of a tokenizer.json and of a tokenizer_config.json; the sources name them in errors.
   static BpeTokenizer from_json(const std::string& tokenizer_json, const std::string& source,
-                                const std::string& tokenizer_config_json = "{}");
+                                const std::string& tokenizer_config_json = "{}",
+                                const std::string& config_source = "tokenizer_config.json");
   BpeTokenizer(BpeTokenizer&&) noexcept;
   BpeTokenizer& operator=(BpeTokenizer&&) noexcept;
   ~BpeTokenizer();
@@ -47,6 +49,8 @@ class BpeTokenizer {
  private:
   struct Impl;
   explicit BpeTokenizer(std::unique_ptr<Impl> impl);
+  static BpeTokenizer from_parsed(const nlohmann::json& j, const std::string& source, const nlohmann::json& cfg,
+                                  const std::string& config_source);
   std::unique_ptr<Impl> impl_;
   std::optional<int> pad_id_, eos_id_;
   std::int64_t model_max_length_ = INT32_MAX;
