@@ -8,6 +8,9 @@
 //     spelling) and each piece is encoded by the BPE model, merges applied by rank.
 // What it does not implement (another normalizer or pre-tokenizer type, a post-processor that adds
 // tokens, BPE dropout, byte fallback, single_word added tokens) is refused when the file is read.
+// Where it can differ from Hugging Face: the regex runs on PCRE2's Unicode tables instead of
+// Oniguruma's, and NFC on utf8proc's instead of the unicode-normalization crate's, so characters whose
+// properties changed between Unicode versions (U+180E is \s for PCRE2 10.42) may split differently.
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>

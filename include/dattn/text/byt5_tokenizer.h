@@ -4,6 +4,8 @@
 // 0..2); added tokens (the <extra_id_N> sentinels, Glyph-SDXL's <color-N>, <en-font-N>, ... and the
 // three specials written out) are found in the text first, with their lstrip / rstrip flags.
 // encode() is tokenizer(texts, padding="max_length", max_length=L, truncation=True, add_special_tokens=True).
+// The strip flags follow transformers' Python tokenizer (the neighbours of such a token lose their
+// whitespace on that side, Python's str.strip() whitespace); the golden case has no such token.
 #include <cstdint>
 #include <string>
 #include <string_view>
