@@ -6,10 +6,13 @@ find_package(Threads REQUIRED)
 if(DATTN_TESTS)
   find_package(GTest REQUIRED)
 endif()
-# Model runtime: OpenBLAS for CPU GEMM, sentencepiece for the T5 tokenizer, FFmpeg for video files.
+# Model runtime: OpenBLAS for CPU GEMM, sentencepiece for the T5 tokenizer, PCRE2 (the BPE split regex) and
+# utf8proc (NFC) for the byte-level BPE tokenizer, FFmpeg for video files.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 # DATTN_VIDEO=auto writes mp4/png through FFmpeg when its libraries are found, on requires them, off
 # builds without (only .safetensors video output; for machines without FFmpeg, e.g. the GPU machine).
 set(DATTN_VIDEO "auto" CACHE STRING "mp4/png output through FFmpeg: auto, on or off")

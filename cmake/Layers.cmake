@@ -57,6 +57,8 @@ endif()
 
 dattn_add_layer(text DEPS dattn_core)
 target_link_libraries(dattn_text PRIVATE PkgConfig::SENTENCEPIECE)  # the T5 tokenizer
+# The byte-level BPE tokenizer: PCRE2 runs tokenizer.json's split regex, utf8proc its NFC normalizer.
+target_link_libraries(dattn_text PRIVATE PkgConfig::PCRE2 PkgConfig::UTF8PROC)
 
 dattn_add_layer(attention DEPS dattn_core)
 # SPARSE_BLOCK's mask sums must round like the CUDA estimator's separate multiplies and adds: no fused

@@ -2,7 +2,7 @@
 # Installs the Debian packages dattn builds with, only those missing; silent when all are present.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
-          libopenblas-dev libsentencepiece-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
+          libopenblas-dev libsentencepiece-dev libpcre2-dev libutf8proc-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
           clang libc++-dev libc++abi-dev libomp-dev)  # the last four: scripts/check-portability.sh
 missing=()
 for p in "${packages[@]}"; do

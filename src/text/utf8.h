@@ -12,5 +12,7 @@ std::string encode_utf8(std::u32string_view text);
 
 // Python's str.isspace(): what re's \s and str.strip() match.
 bool is_python_space(char32_t c);
+// Rust's char::is_whitespace (Unicode White_Space): what Hugging Face tokenizers strips around added tokens.
+bool is_rust_space(char32_t c);
 
 }  // namespace dattn::text_detail

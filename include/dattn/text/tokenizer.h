@@ -12,6 +12,9 @@
 //    nmt_nfkc normalization keeps it as a character of the word.
 // A difference that remains: Hugging Face applies the normalization table per grapheme cluster,
 // sentencepiece per longest match; they can differ on rare multi-code-point sequences.
+//
+// TokenizedBatch is shared by the other tokenizers here: bpe_tokenizer.h (Qwen2 byte-level BPE) and
+// byt5_tokenizer.h (ByT5).
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -1,0 +1,41 @@
+// hv15::extract_glyph_text on fresh prompts: the quoting rules of the pipeline's regex.
+#include <gtest/gtest.h>
+
+#include "dattn/core/error.h"
+#include "dattn/text/hv15_prompt.h"
+
+using namespace dattn;
+
+namespace {
+
+std::string glyph(std::string_view p) { return hv15::extract_glyph_text(p).value_or("<none>"); }
+
+TEST(GlyphText, NoQuotedTextIsNone) {
+  EXPECT_FALSE(hv15::extract_glyph_text("a cat").has_value());
+  EXPECT_FALSE(hv15::extract_glyph_text("").has_value());
+  EXPECT_FALSE(hv15::extract_glyph_text("an \"unclosed quote").has_value());
+  EXPECT_FALSE(hv15::extract_glyph_text("\u201Cunclosed curly").has_value());
+  EXPECT_FALSE(hv15::extract_glyph_text("\"across\na line\"").has_value());  // . does not match a newline
+}
+
+TEST(GlyphText, FormatsEveryQuoteInOrder) {
+  EXPECT_EQ(glyph("say \"hi\""), "Text \"hi\". ");
+  EXPECT_EQ(glyph("\u201C\u4F60\u597D\u201D and \"B\""), "Text \"\u4F60\u597D\". Text \"B\". ");
+  EXPECT_EQ(glyph("\"\""), "Text \"\". ");  // an empty quote is a glyph text too
+  // The shortest match: "a" "b" are two quotes, not one.
+  EXPECT_EQ(glyph("\"a\" \"b\""), "Text \"a\". Text \"b\". ");
+  // Whichever quote opens first holds the other kind inside it (as Python's re.findall gives).
+  EXPECT_EQ(glyph("\u201Cx \"y\" z\u201D"), "Text \"x \"y\" z\". ");
+  EXPECT_EQ(glyph("\"x \u201Cy\u201D\""), "Text \"x \u201Cy\u201D\". ");
+  // A quote that cannot close on its line is skipped, and the next one starts the match.
+  EXPECT_EQ(glyph("say \"a\nb\" and \"c"), "Text \" and \". ");
+}
+
+TEST(GlyphText, DuplicatesDroppedKeepingTheFirst) {
+  EXPECT_EQ(glyph("\"B\" \"A\" \"B\" \"A\""), "Text \"B\". Text \"A\". ");
+  EXPECT_EQ(glyph("\"A\" \u201CA\u201D"), "Text \"A\". ");
+}
+
+TEST(GlyphText, NonUtf8IsRefused) { EXPECT_THROW(hv15::extract_glyph_text("\"\xff\""), UserError); }
+
+}  // namespace
