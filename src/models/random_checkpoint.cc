@@ -76,29 +76,17 @@ std::string read_text(const std::string& path) {
 
 }  // namespace
 
-RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, const std::string& out_dir,
-                                                const RandomCheckpointOptions& options) {
+RandomCheckpointSummary write_random_params(const std::string& out_dir, const std::string& weights_stem,
+                                            const std::string& config_text, const std::vector<ParamSpec>& manifest,
+                                            const std::string& model_class, const RandomCheckpointOptions& options) {
   if (options.dtype != DType::F32 && options.dtype != DType::BF16 && options.dtype != DType::F16)
     throw UserError("checkpoint dtype " + std::string(dtype_name(options.dtype)) + ": expected fp32, bf16 or fp16");
-  const std::string text = read_text(config_path);
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw UserError(config_path + ": not a JSON object");
   RandomCheckpointSummary summary;
-  const auto& cls = j.contains("_class_name") ? j.at("_class_name") : nlohmann::json("WanTransformer3DModel");
-  summary.model_class = cls.is_string() ? cls.get<std::string>() : cls.dump();
-  std::vector<ParamSpec> manifest;
-  if (summary.model_class == "WanTransformer3DModel")
-    manifest = wan_transformer_manifest(WanTransformerConfig::from_json(j, config_path));
-  else if (summary.model_class == "HunyuanVideo15Transformer3DModel")
-    manifest = hunyuanvideo15_transformer_manifest(HunyuanVideo15TransformerConfig::from_json(j, config_path));
-  else
-    throw UserError(config_path + ": '_class_name' is \"" + summary.model_class +
-                    "\"; make-checkpoint supports WanTransformer3DModel and HunyuanVideo15Transformer3DModel");
-
+  summary.model_class = model_class;
   OutputDirectory output(out_dir, "--out");  // removed again if anything below fails
   {
     std::ofstream out(fs::path(out_dir) / "config.json", std::ios::binary);
-    out << text;
+    out << config_text;
     if (!out) throw UserError(out_dir + "/config.json: write failed");
   }
   std::vector<PlannedTensor> plan;
@@ -108,7 +96,7 @@ RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, 
   }
   summary.tensors = plan.size();
   std::vector<float> values;
-  summary.written = write_diffusers_weights(out_dir, "diffusion_pytorch_model", plan, options.max_shard_bytes,
+  summary.written = write_diffusers_weights(out_dir, weights_stem, plan, options.max_shard_bytes,
                                             [&](std::size_t i, std::uint8_t* dst) {
                                               const std::int64_t n = shape_numel(plan[i].shape);
                                               const InitSpec init = init_for(manifest[i]);
@@ -119,6 +107,24 @@ RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, 
                                             });
   output.commit();
   return summary;
+}
+
+RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, const std::string& out_dir,
+                                                const RandomCheckpointOptions& options) {
+  const std::string text = read_text(config_path);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) throw UserError(config_path + ": not a JSON object");
+  const auto& cls = j.contains("_class_name") ? j.at("_class_name") : nlohmann::json("WanTransformer3DModel");
+  const std::string model_class = cls.is_string() ? cls.get<std::string>() : cls.dump();
+  std::vector<ParamSpec> manifest;
+  if (model_class == "WanTransformer3DModel")
+    manifest = wan_transformer_manifest(WanTransformerConfig::from_json(j, config_path));
+  else if (model_class == "HunyuanVideo15Transformer3DModel")
+    manifest = hunyuanvideo15_transformer_manifest(HunyuanVideo15TransformerConfig::from_json(j, config_path));
+  else
+    throw UserError(config_path + ": '_class_name' is \"" + model_class +
+                    "\"; make-checkpoint supports WanTransformer3DModel and HunyuanVideo15Transformer3DModel");
+  return write_random_params(out_dir, "diffusion_pytorch_model", text, manifest, model_class, options);
 }
 
 }  // namespace dattn

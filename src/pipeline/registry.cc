@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "dattn/core/error.h"
+#include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/pipeline/wan/wan_pipeline.h"
 #include "pipeline/common/model_index.h"
@@ -18,6 +19,7 @@ struct Family {
 
 constexpr Family kFamilies[] = {
     {"WanPipeline", &make_wan_pipeline},
+    {"HunyuanVideo15Pipeline", &make_hv15_pipeline},
 };
 
 }  // namespace

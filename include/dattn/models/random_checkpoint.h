@@ -3,9 +3,11 @@
 // any supported config, so full-size models can be run and measured without downloading anything.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dattn/core/dtype.h"
 #include "dattn/io/checkpoint_writer.h"
+#include "dattn/models/param_spec.h"
 
 namespace dattn {
 
@@ -31,5 +33,12 @@ struct RandomCheckpointSummary {
 // `out_dir` is created; an existing non-empty directory is refused. Throws UserError.
 RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, const std::string& out_dir,
                                                 const RandomCheckpointOptions& options);
+
+// The same for any model given its manifest: `out_dir`/config.json holds `config_text`, the weights go
+// to `weights_stem`.safetensors (diffusers: "diffusion_pytorch_model", transformers: "model"), sharded
+// above options.max_shard_bytes with an index, each tensor initialised by its ParamKind as above.
+RandomCheckpointSummary write_random_params(const std::string& out_dir, const std::string& weights_stem,
+                                            const std::string& config_text, const std::vector<ParamSpec>& manifest,
+                                            const std::string& model_class, const RandomCheckpointOptions& options);
 
 }  // namespace dattn

@@ -57,4 +57,13 @@ void require_file(const std::string& path) {
   if (!fs::is_regular_file(path)) throw UserError(path + ": not found");
 }
 
+json read_json_object_file(const std::string& path) {
+  refuse_special_file(path, "config");
+  std::ifstream in(path);
+  if (!in) throw UserError(path + ": cannot open");
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) throw UserError(path + ": not a JSON object");
+  return j;
+}
+
 }  // namespace dattn::pipeline

@@ -19,5 +19,7 @@ void require_class(const std::string& got, const std::vector<std::string>& accep
 // DIR/NAME as a directory path, or UserError.
 std::string require_dir(const std::string& dir, const std::string& name);
 void require_file(const std::string& path);
+// A component's JSON config file (guider_config.json, ...) as an object, or UserError naming it.
+nlohmann::json read_json_object_file(const std::string& path);
 
 }  // namespace dattn::pipeline

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "dattn/core/error.h"
+#include "dattn/ops/finite.h"
 
 namespace dattn::pipeline {
 
@@ -38,6 +39,19 @@ void check_common_fields(const GenerationRequest& r, std::int64_t ft, int max_st
                     "Wan 3 to 12; a shift s and 1/s mirror each other)");
   }
   if (r.max_sequence_length && *r.max_sequence_length < 1) throw UserError("max_sequence_length must be at least 1");
+}
+
+void check_initial_latents(const GenerationRequest& r, const Shape& want) {
+  if (!r.initial_latents.defined()) return;
+  if (r.initial_latents.shape() != want)
+    throw UserError("initial latents have shape " + shape_str(r.initial_latents.shape()) + ", expected " +
+                    shape_str(want) + " for " + std::to_string(r.num_frames) + " frames of " + std::to_string(r.height) +
+                    "x" + std::to_string(r.width));
+  // Noise must be finite: a NaN would run every step and decode to a video of NaN.
+  if (const ops::NonFinite bad = ops::count_nonfinite(r.initial_latents); bad.count)
+    throw UserError("initial latents hold " + std::to_string(bad.nan) + " NaN and " +
+                    std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(r.initial_latents.numel()) +
+                    " values; expected finite noise");
 }
 
 }  // namespace dattn::pipeline

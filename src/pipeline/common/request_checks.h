@@ -20,4 +20,7 @@ inline constexpr double kMinFlowShift = 0.01, kMaxFlowShift = 100.0;
 // guidance scale >= 0, a flow shift in [kMinFlowShift, kMaxFlowShift].
 void check_common_fields(const GenerationRequest& r, std::int64_t temporal_factor, int max_steps);
 
+// The request's initial latents, when given, have shape `want` and are finite.
+void check_initial_latents(const GenerationRequest& r, const Shape& want);
+
 }  // namespace dattn::pipeline

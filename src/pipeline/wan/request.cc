@@ -2,7 +2,6 @@
 #include <string>
 
 #include "dattn/core/error.h"
-#include "dattn/ops/finite.h"
 #include "dattn/pipeline/wan/wan_pipeline.h"
 #include "pipeline/common/request_checks.h"
 
@@ -20,18 +19,7 @@ void check_wan_request(const WanPipelineInfo& info, const GenerationRequest& r) 
   if (latent_frames % patch[0] != 0)
     throw UserError("--num-frames " + std::to_string(r.num_frames) + " gives " + std::to_string(latent_frames) +
                     " latent frames, not a multiple of the transformer's temporal patch " + std::to_string(patch[0]));
-  if (r.initial_latents.defined()) {
-    const Shape want = wan_latent_shape(info, r);
-    if (r.initial_latents.shape() != want)
-      throw UserError("initial latents have shape " + shape_str(r.initial_latents.shape()) + ", expected " +
-                      shape_str(want) + " for " + std::to_string(r.num_frames) + " frames of " +
-                      std::to_string(r.height) + "x" + std::to_string(r.width));
-    // Noise must be finite: a NaN would run every step and decode to a video of NaN.
-    if (const ops::NonFinite bad = ops::count_nonfinite(r.initial_latents); bad.count)
-      throw UserError("initial latents hold " + std::to_string(bad.nan) + " NaN and " +
-                      std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(r.initial_latents.numel()) +
-                      " values; expected finite noise");
-  }
+  pipeline::check_initial_latents(r, wan_latent_shape(info, r));
 }
 
 Shape wan_latent_shape(const WanPipelineInfo& info, const GenerationRequest& r) {

@@ -3,7 +3,6 @@
 // conditioned, and the VAE decode with diffusers' postprocess; the denoise loop is the shared one.
 #include "dattn/pipeline/wan/wan_pipeline.h"
 
-#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -12,7 +11,6 @@
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
-#include "dattn/ops/finite.h"
 #include "dattn/pipeline/noise.h"
 #include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/wan/prompt_embeds.h"
@@ -22,6 +20,7 @@
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/stage_memory.h"
+#include "pipeline/common/video_frames.h"
 #include "pipeline/wan/request_memory.h"
 
 namespace dattn {
@@ -31,19 +30,6 @@ using pipeline::ComponentSlot;
 using pipeline::StageClock;
 using pipeline::StageMemoryScope;
 using StageTimes = std::vector<std::pair<std::string, double>>;
-
-// video [1, 3, F, H, W] in [-1, 1] -> frames [F, H, W, 3]: (x * 0.5 + 0.5) clamped to [0, 1] as
-// diffusers' VaeImageProcessor.denormalize does, channels last as its "np" output.
-Tensor postprocess(const Tensor& video) {
-  const std::int64_t c = video.dim(1), f = video.dim(2), h = video.dim(3), w = video.dim(4);
-  Tensor frames = Tensor::empty({f, h, w, c}, DType::F32);
-  const float* src = video.data_as<float>();
-  float* dst = frames.data_as<float>();
-  const std::int64_t plane = f * h * w;
-  for (std::int64_t ch = 0; ch < c; ++ch)
-    for (std::int64_t i = 0; i < plane; ++i) dst[i * c + ch] = std::clamp(src[ch * plane + i] * 0.5f + 0.5f, 0.0f, 1.0f);
-  return frames;
-}
 
 struct TextEncoder {
   T5Tokenizer tokenizer;
@@ -183,13 +169,8 @@ class WanPipeline final : public Pipeline {
     StageClock clock;
     const Tensor decoded = vae->decode(denormalize_latents(latents, vae->config()));
     // The latents were finite (the denoise loop checks every step): NaN or Inf here is the VAE's.
-    if (const ops::NonFinite bad = ops::count_nonfinite(decoded); bad.count)
-      throw NumericError("vae decode produced non-finite video (" + std::to_string(bad.nan) + " NaN and " +
-                         std::to_string(bad.count - bad.nan) + " Inf of " + std::to_string(decoded.numel()) +
-                         " values) from finite latents; likely cause: VAE weights with NaN, Inf or huge values "
-                         "(a corrupt or mis-converted vae/ checkpoint). Nothing was written.");
-    const Tensor video = decoded.to(Device::CPU);
-    Tensor frames = postprocess(video);
+    pipeline::check_decoded_video(decoded);
+    Tensor frames = pipeline::video_to_frames(decoded.to(Device::CPU));
     times.emplace_back("vae decode", clock.ms());
     return frames;
   }

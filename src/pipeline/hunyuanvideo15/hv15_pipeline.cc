@@ -1,0 +1,172 @@
+// HunyuanVideo15Pipeline: the HunyuanVideo-1.5 family's adapter to the shared pipeline (see
+// hv15_pipeline.h). Its own logic is the text stage (two encoders), the schedule (the pipeline's given
+// sigmas), how the transformer is conditioned, and the VAE decode; the denoise loop is the shared one.
+#include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
+
+#include <memory>
+#include <optional>
+
+#include "dattn/core/run_context.h"
+#include "dattn/models/attention_roles.h"
+#include "dattn/models/hunyuanvideo15/transformer.h"
+#include "dattn/pipeline/flow_match_euler_scheduler.h"
+#include "dattn/pipeline/noise.h"
+#include "pipeline/common/component_slot.h"
+#include "pipeline/common/denoise_loop.h"
+#include "pipeline/common/memory_check.h"
+#include "pipeline/common/stage_clock.h"
+#include "pipeline/common/stage_memory.h"
+#include "pipeline/common/video_frames.h"
+#include "pipeline/hunyuanvideo15/request_memory.h"
+#include "pipeline/hunyuanvideo15/text_stage.h"
+#include "pipeline/schedulers/schedule_math.h"
+
+namespace dattn {
+namespace {
+
+using pipeline::ComponentSlot;
+using pipeline::StageClock;
+using pipeline::StageMemoryScope;
+using StageTimes = std::vector<std::pair<std::string, double>>;
+
+class Hv15Pipeline final : public Pipeline {
+ public:
+  Hv15Pipeline(const std::string& dir, const PipelineOptions& options)
+      : info_(inspect_hv15_pipeline(dir)),
+        options_(options),
+        class_name_("HunyuanVideo15Pipeline"),
+        context_(RunContext::create(options.device, options.device_index)) {
+    // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
+    guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
+    (void)make_guidance(guidance_mode_);
+    text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, [this] {
+      return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
+    });
+    transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, [this] {
+      const Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
+      return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
+    });
+    vae_ = ComponentSlot<HunyuanVideo15Vae>("vae", options.residency, [this] {
+      // float32 decode whatever the transformer's dtype; on CUDA the convolutions use TF32 as PyTorch's do.
+      return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, DType::F32));
+    });
+    attention_ = resolutions();
+    if (options_.residency == Residency::Resident) {
+      const ContextScope bound(*context_);
+      StageTimes ignored;
+      text_.acquire(ignored);
+      transformer_.acquire(ignored);
+      vae_.acquire(ignored);
+    }
+  }
+
+  const std::string& class_name() const override { return class_name_; }
+  const std::string& model_dir() const override { return info_.dir; }
+  const PipelineOptions& options() const override { return options_; }
+  RunContext& context() const override { return *context_; }
+  std::vector<Resolution> attention() const override { return attention_; }
+  void check(const GenerationRequest& request) const override {
+    check_hv15_request(info_, request);
+    const ContextScope bound(*context_);
+    pipeline::check_memory_fits(hv15_request_memory(info_, request, options_),
+                                "try a smaller --height/--width or fewer --num-frames");
+  }
+  Shape latent_shape(const GenerationRequest& request) const override { return hv15_latent_shape(info_, request); }
+
+  GenerationResult run(const GenerationRequest& request, const ProgressObserver& observer) override {
+    check(request);
+    const ContextScope bound(*context_);
+    // diffusers: the guider runs two conditions when enabled and guidance_scale > 1.
+    const bool guidance = info_.guider_enabled && request.guidance_scale > 1.0;
+    GenerationResult result;
+    GenerationReport& report = result.report;
+    report.guidance = guidance_mode_;
+    report.attention = attention_;
+
+    Conditioning prompt;
+    std::optional<Conditioning> negative;
+    {
+      const StageMemoryScope memory("text encoder", *context_);
+      auto text = text_.acquire(report.stage_ms);
+      StageClock clock;
+      prompt = hv15::encode_prompt(*text, request.prompt, options_.device, options_.dtype);
+      if (guidance) negative = hv15::encode_prompt(*text, request.negative_prompt, options_.device, options_.dtype);
+      context_->synchronize();
+      report.stage_ms.emplace_back("text encoding", clock.ms());
+      report.stage_memory.push_back(memory.finish());
+    }
+    if (observer.on_conditioning) observer.on_conditioning(prompt, negative ? &*negative : nullptr);
+
+    const Tensor noise = request.initial_latents.defined() ? request.initial_latents
+                                                           : seeded_gaussian(latent_shape(request), request.seed);
+    Tensor latents;
+    {
+      const StageMemoryScope memory("denoising", *context_);
+      latents = denoise(request, noise, std::move(prompt), std::move(negative), observer, report);
+      report.stage_memory.push_back(memory.finish());
+    }
+    result.final_latents = latents.to(Device::CPU);
+    {
+      const StageMemoryScope memory("vae decode", *context_);
+      auto vae = vae_.acquire(report.stage_ms);
+      StageClock clock;
+      const Tensor decoded = vae->decode(hunyuanvideo15_unscale_latents(latents, vae->config()));
+      pipeline::check_decoded_video(decoded);
+      result.frames = pipeline::video_to_frames(decoded.to(Device::CPU));
+      report.stage_ms.emplace_back("vae decode", clock.ms());
+      report.stage_memory.push_back(memory.finish());
+    }
+    return result;
+  }
+
+ private:
+  Tensor denoise(const GenerationRequest& request, const Tensor& noise, Conditioning prompt,
+                 std::optional<Conditioning> negative, const ProgressObserver& observer, GenerationReport& report) {
+    const auto scheduler = load_scheduler(info_.scheduler_config, SchedulerOverrides{request.flow_shift});
+    auto* euler = dynamic_cast<FlowMatchEulerDiscreteScheduler*>(scheduler.get());
+    if (!euler) throw UserError(info_.scheduler_config + ": expected FlowMatchEulerDiscreteScheduler");
+    // The pipeline's sigmas: np.linspace(1.0, 0.0, steps + 1)[:-1].
+    std::vector<double> sigmas = sched::np_linspace(1.0, 0.0, request.num_inference_steps + 1);
+    sigmas.pop_back();
+    euler->set_sigmas(sigmas);
+    auto model = transformer_.acquire(report.stage_ms);
+    report.attention = model->attention_resolutions();
+    StageClock clock;
+    const auto guidance = make_guidance(guidance_mode_);
+    pipeline::DenoiseInputs inputs{noise.to(DType::F32).to(options_.device), std::move(prompt), std::move(negative),
+                                   request.guidance_scale};
+    Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
+                                       report.step_ms);
+    report.stage_ms.emplace_back("denoising", clock.ms());
+    return latents;
+  }
+
+  // What the transformer's layers will resolve to, from the same declarations its blocks use.
+  std::vector<Resolution> resolutions() const {
+    const AttentionSettings s = hv15::transformer_attention(options_.attention);
+    const auto roles = hunyuanvideo15_attention_roles(info_.transformer, options_.dtype);
+    check_per_role_keys(s.config, roles, "HunyuanVideo15Pipeline's transformer");
+    std::vector<Resolution> out;
+    for (const AttentionRoleDecl& role : roles)
+      out.push_back(resolve_attention(s, role.role, role.category, role.nominal, options_.device));
+    return out;
+  }
+
+  Hv15PipelineInfo info_;
+  PipelineOptions options_;
+  std::string class_name_;
+  GuidanceMode guidance_mode_ = GuidanceMode::Sequential;
+  std::vector<Resolution> attention_;
+  std::shared_ptr<RunContext> context_;
+  ComponentSlot<hv15::TextEncoders> text_;
+  ComponentSlot<HunyuanVideo15Transformer> transformer_;
+  ComponentSlot<HunyuanVideo15Vae> vae_;
+};
+
+}  // namespace
+
+std::unique_ptr<Pipeline> make_hv15_pipeline(const std::string& dir, const PipelineOptions& options) {
+  return std::make_unique<Hv15Pipeline>(dir, options);
+}
+
+}  // namespace dattn

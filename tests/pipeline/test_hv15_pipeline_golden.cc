@@ -1,0 +1,164 @@
+// The whole HunyuanVideo-1.5 text-to-video pipeline against diffusers (tests/golden/hv15_tiny/cases/
+// pipeline_t2v): float32 on the CPU from the same initial noise, compared stage by stage in pipeline order
+// (the text embeddings' valid rows and masks, the latents after every step, the video), so a failure names
+// the first stage that disagrees; the same on CUDA (bf16 and fp32).
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "dattn/attention/metrics.h"
+#include "dattn/core/error.h"
+#include "dattn/io/safetensors.h"
+#include "dattn/models/hunyuanvideo15/transformer.h"
+#include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
+#include "dattn/pipeline/pipeline.h"
+#include "support/device_case.h"
+#include "support/golden_dir.h"
+
+namespace dattn::testing {
+namespace {
+
+const std::string kCase = "/hv15_tiny/cases/pipeline_t2v";
+const std::string kPipeline = "/hv15_tiny/pipeline";
+
+struct Stage {
+  std::string name;
+  std::vector<double> got, want;
+};
+
+GenerationRequest golden_request(const SafetensorsFile& file) {
+  std::ifstream in(golden_dir() + kCase + ".json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  GenerationRequest r;
+  r.prompt = j.at("prompt");
+  r.negative_prompt = j.at("negative_prompt");
+  r.height = j.at("height");
+  r.width = j.at("width");
+  r.num_frames = j.at("num_frames");
+  r.num_inference_steps = j.at("num_inference_steps");
+  r.guidance_scale = j.at("guidance_scale");
+  r.initial_latents = Tensor::from_f64(file.read_f64("input.latents"), file.info("input.latents").shape);
+  return r;
+}
+
+// The rows of a [1, L, W] golden embedding that its mask marks valid (dattn zeroes the others: they cannot
+// reach the video), and the mask itself.
+void text_stages(const Conditioning& c, const std::string& prefix, const SafetensorsFile& want, std::vector<Stage>& out) {
+  const std::pair<const char*, const char*> pairs[] = {{kHv15TextInput, "embeds"}, {kHv15GlyphInput, "embeds_2"}};
+  for (const auto& [input, suffix] : pairs) {
+    const std::string name = "text." + prefix + suffix;
+    const std::string mask_name = "text." + prefix + (std::string(suffix) == "embeds" ? "embeds_mask" : "embeds_mask_2");
+    const std::vector<double> mask = want.read_f64(mask_name);
+    const std::vector<double> got = c.at(input).to_f64_vector(), ref = want.read_f64(name);
+    const std::size_t width = ref.size() / mask.size();
+    Stage s{name + " (valid rows)", {}, {}};
+    for (std::size_t i = 0; i < mask.size(); ++i)
+      if (mask[i] != 0)
+        for (std::size_t k = 0; k < width; ++k) {
+          s.got.push_back(got[i * width + k]);
+          s.want.push_back(ref[i * width + k]);
+        }
+    const std::string mask_input = std::string(input) == kHv15TextInput ? kHv15TextMask : kHv15GlyphMask;
+    out.push_back({mask_name, c.at(mask_input).to_f64_vector(), mask});
+    if (!s.want.empty()) out.push_back(s);
+  }
+}
+
+std::vector<Stage> run_stages(Pipeline& pipeline, const GenerationRequest& request, const SafetensorsFile& want,
+                              GenerationResult& result) {
+  std::vector<Stage> stages;
+  ProgressObserver observer;
+  observer.on_conditioning = [&](const Conditioning& prompt, const Conditioning* negative) {
+    text_stages(prompt, "prompt_", want, stages);
+    ASSERT_NE(negative, nullptr);
+    text_stages(*negative, "negative_prompt_", want, stages);
+  };
+  observer.on_step = [&](int i, int, double, const Tensor& latents, double) {
+    const std::string name = "step" + std::to_string(i) + ".latents";
+    stages.push_back({name, latents.to_f64_vector(), want.read_f64(name)});
+  };
+  result = pipeline.run(request, observer);
+  stages.push_back({"output.video", result.frames.to_f64_vector(), want.read_f64("output.video")});
+  return stages;
+}
+
+// "" when every stage is within `limit` (rel L2) and finite, else the first one that is not.
+std::string first_failure(const std::vector<Stage>& stages, double limit, const std::string& label) {
+  for (const Stage& s : stages) {
+    if (s.got.size() != s.want.size()) return s.name + ": size " + std::to_string(s.got.size()) + " vs " +
+                                               std::to_string(s.want.size());
+    const ErrorStats e = compare(s.got.data(), s.want.data(), s.want.size());
+    std::printf("%s %-44s %s\n", label.c_str(), s.name.c_str(), describe(e).c_str());
+    if (e.nonfinite || !(e.rel_l2 <= limit)) return s.name + ": " + describe(e);
+  }
+  return "";
+}
+
+class Hv15PipelineGolden : public ::testing::TestWithParam<GuidanceMode> {};
+
+// The README's ~5e-7 float32-vs-float64 calibration for the video; 1e-5 leaves room for dattn's own
+// float32 rounding, a bug is orders of magnitude above it.
+TEST_P(Hv15PipelineGolden, EveryStageMatchesDiffusersOnCpuFp32) {
+  const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
+  PipelineOptions options;
+  options.guidance = GetParam();
+  const auto pipeline = load_pipeline(golden_dir() + kPipeline, options);
+  EXPECT_EQ(pipeline->class_name(), "HunyuanVideo15Pipeline");
+  GenerationResult result;
+  const auto stages = run_stages(*pipeline, golden_request(want), want, result);
+  EXPECT_EQ(result.frames.shape(), (Shape{9, 64, 96, 3}));
+  EXPECT_EQ(first_failure(stages, 1e-5, "cpu"), "");
+  std::vector<std::string> names;
+  for (const auto& [name, ms] : result.report.stage_ms) names.push_back(name);
+  EXPECT_EQ(names, (std::vector<std::string>{"load text encoders", "text encoding", "load transformer", "denoising",
+                                             "load vae", "vae decode"}));
+  ASSERT_EQ(result.report.attention.size(), 2u);
+  EXPECT_EQ(result.report.attention[0].role, "self");
+  EXPECT_EQ(result.report.attention[1].role, "hunyuanvideo15.refiner");
+}
+
+INSTANTIATE_TEST_SUITE_P(Guidance, Hv15PipelineGolden, ::testing::Values(GuidanceMode::Sequential, GuidanceMode::Batched),
+                         [](const auto& info) { return std::string(info.param == GuidanceMode::Batched ? "Batched" : "Sequential"); });
+
+// On CUDA: fp32 (TF32 convolutions in the VAE: 1e-3) and bf16 (the run dtype users get: 3e-2).
+TEST(Hv15PipelineGoldenCuda, Fp32AndBf16OnTheDevice) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
+  for (const auto& [dtype, limit] : {std::pair{DType::F32, 1e-3}, std::pair{DType::BF16, 3e-2}}) {
+    PipelineOptions options;
+    options.device = Device::CUDA;
+    options.dtype = dtype;
+    const auto pipeline = load_pipeline(golden_dir() + kPipeline, options);
+    GenerationResult result;
+    const auto stages = run_stages(*pipeline, golden_request(want), want, result);
+    EXPECT_EQ(first_failure(stages, limit, "cuda " + std::string(dtype_name(dtype))), "") << dtype_name(dtype);
+  }
+}
+
+TEST(Hv15Pipeline, BadRequestsAreRefusedBeforeAnyWork) {
+  const auto pipeline = load_pipeline(golden_dir() + kPipeline, {});
+  GenerationRequest r;
+  r.prompt = "x";
+  r.height = 64;
+  r.width = 90;
+  r.num_frames = 9;
+  r.num_inference_steps = 4;
+  try {
+    pipeline->check(r);
+    ADD_FAILURE() << "a width of 90 was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--width 90"), std::string::npos) << e.what();
+  }
+  r.width = 96;
+  r.num_frames = 10;
+  EXPECT_THROW(pipeline->check(r), UserError);
+  r.num_frames = 9;
+  r.initial_latents = Tensor::zeros({1, 8, 3, 4, 5}, DType::F32);
+  EXPECT_THROW(pipeline->check(r), UserError);
+}
+
+}  // namespace
+}  // namespace dattn::testing
