@@ -4,6 +4,7 @@
 #include "dattn/core/edit_distance.h"
 #include "dattn/core/error.h"
 #include "dattn/models/attention_roles.h"
+#include "dattn/models/qwen2_5_vl.h"
 
 namespace dattn {
 
@@ -12,6 +13,7 @@ std::optional<std::string> known_role_category(const std::string& role) {
   // themselves. Lengths and dtype do not matter for the category.
   for (const AttentionRoleDecl& d : ltx2_attention_roles(DType::F32))
     if (d.role == role) return d.category;
+  if (role == kQwenTextEncoderRole) return std::string("self");  // Qwen2.5-VL's, whatever its config
   return std::nullopt;
 }
 
