@@ -33,6 +33,13 @@ inline std::vector<std::int64_t> read_i64(const SafetensorsFile& f, const std::s
   return {v.begin(), v.end()};
 }
 
+inline Qwen25VLRunOptions qwen_options(Device device, DType dtype) {
+  Qwen25VLRunOptions o;
+  o.device = device;
+  o.dtype = dtype;
+  return o;
+}
+
 // Rows kPromptRows of a [10, S] tokenizer tensor.
 inline std::vector<std::int64_t> prompt_rows(const SafetensorsFile& f, const std::string& name) {
   const std::vector<std::int64_t> all = read_i64(f, name);
@@ -58,7 +65,7 @@ inline ErrorStats compare_rows(const Tensor& got, const std::vector<double>& ref
 // early-stopping entry -3 equal to entry 2.
 inline void qwen_hidden_states(Device device, DType dtype, double limit) {
   const SafetensorsFile f(cases_file());
-  const Qwen25VLTextEncoder enc = Qwen25VLTextEncoder::load(qwen_dir(), {device, dtype});
+  const Qwen25VLTextEncoder enc = Qwen25VLTextEncoder::load(qwen_dir(), qwen_options(device, dtype));
   const std::vector<std::int64_t> ids = read_i64(f, "text_encoder.input_ids");
   const std::vector<std::int64_t> mask = read_i64(f, "text_encoder.attention_mask");
   const std::int64_t seq = f.info("text_encoder.input_ids").shape[1];
@@ -80,7 +87,7 @@ inline void qwen_hidden_states(Device device, DType dtype, double limit) {
 // prompt_embeds / prompt_embeds_mask of the three prompts (every row, padded ones included).
 inline void qwen_prompt_embeds(Device device, DType dtype, double limit) {
   const SafetensorsFile f(cases_file()), tok(tokenizer_file());
-  const Qwen25VLTextEncoder enc = Qwen25VLTextEncoder::load(qwen_dir(), {device, dtype});
+  const Qwen25VLTextEncoder enc = Qwen25VLTextEncoder::load(qwen_dir(), qwen_options(device, dtype));
   const std::int64_t seq = tok.info("qwen.input_ids").shape[1];  // 1182
   const Hv15PromptEmbeds e = hv15_qwen_prompt_embeds(enc, prompt_rows(tok, "qwen.input_ids"),
                                                      prompt_rows(tok, "qwen.attention_mask"), 3, seq, kCropStart);
