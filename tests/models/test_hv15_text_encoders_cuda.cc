@@ -1,6 +1,7 @@
 // HunyuanVideo-1.5's text encoders on CUDA against the float64 golden cases: Qwen2.5-VL in bf16 (the
-// run dtype on CUDA) and ByT5 in bf16 and fp32. bf16 limit: 2e-2 relative L2 (the golden README's
-// "around 1e-2 for a forward"; bf16 weights are exact, activations round at every op). fp32: 1e-5.
+// run dtype on CUDA) and ByT5 in bf16 and fp32. bf16 limit: 3e-2 relative L2 (bf16 weights are exact,
+// activations round at every op: the CPU's bf16 run measures 1.5e-2 at Qwen's final norm, 1.0e-2 at
+// the entry prompt_embeds use, test_hv15_text_encoders.cc). fp32: 1e-5.
 // Everything skips without a CUDA build or a visible GPU.
 #include <gtest/gtest.h>
 
@@ -11,7 +12,7 @@ namespace dattn::testing {
 namespace {
 
 namespace ht = hv15_text;
-constexpr double kBf16Limit = 2e-2;
+constexpr double kBf16Limit = 3e-2;
 constexpr double kFp32Limit = 1e-5;
 
 TEST(Hv15QwenGoldenCuda, HiddenStatesLayerByLayerBf16) {
