@@ -56,7 +56,8 @@ std::string AttentionShape::describe() const {
 }
 
 double AttentionShape::flops() const {
-  return 4.0 * double(batch) * double(heads_q) * double(seq_q) * double(seq_k) * double(head_dim);
+  const double full = 4.0 * double(batch) * double(heads_q) * double(seq_q) * double(seq_k) * double(head_dim);
+  return mask == MaskKind::Causal ? full / 2 : full;
 }
 
 float AttentionProblem::softmax_scale() const {

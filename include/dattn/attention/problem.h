@@ -34,7 +34,8 @@ struct AttentionShape {
   void validate() const;
   // "B=1 Sq=72 Sk=72 Hq=2 Hkv=2 D=64 bf16 key-padding" for messages.
   std::string describe() const;
-  // 4 * B * Hq * Sq * Sk * D: the conventional FLOP count of one attention call.
+  // 4 * B * Hq * Sq * Sk * D: the conventional FLOP count of one attention call; half of it when causal
+  // (FlashAttention's convention for the work a causal kernel does).
   double flops() const;
 };
 
