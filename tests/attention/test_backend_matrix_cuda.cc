@@ -20,6 +20,7 @@
 #include "dattn/attention/backend.h"
 #include "dattn/attention/reference.h"
 #include "dattn/attention/registry.h"
+#include "dattn/core/device.h"
 #include "support/attention_cases.h"
 #include "support/backend_matrix.h"
 #include "support/device_case.h"
@@ -101,8 +102,9 @@ TEST_P(BackendMatrixCuda, NonFiniteInputsPropagateAsTheReference) {
 }
 
 // Causal (with and without key padding) on the square shapes plus 1000 (several Hopper 128-row tiles
-// and a partial one): FLASH_ATTN (Hopper kernel where it runs, portable kernel forced too) and
-// TORCH_SDPA against the float64 reference; SAGE_ATTN and SPARSE_BLOCK refuse.
+// and a partial one): FLASH_ATTN (auto, the portable kernel forced, and on sm_90 the Hopper kernel
+// forced wherever it takes the case: key lengths, D 64 or 128) and TORCH_SDPA against the float64
+// reference; SAGE_ATTN and SPARSE_BLOCK refuse.
 TEST_P(BackendMatrixCuda, CausalCasesAgainstFloat64Reference) {
   DATTN_SKIP_WITHOUT_CUDA();
   const AttentionBackend& be = backend_by_name(GetParam());
@@ -115,7 +117,12 @@ TEST_P(BackendMatrixCuda, CausalCasesAgainstFloat64Reference) {
   const int supported = test::for_each_causal_case(
       matrix(), be, shapes, test::kMatrixHeadDims, [&](AttentionCase& c, const std::string& what) {
         const std::vector<double> ref = reference(c);
-        for (const json& extra : extras) {
+        std::vector<json> case_extras = extras;
+        const int cc = cuda_compute_capability();
+        if (is(be, "FLASH_ATTN") && cc >= 90 && cc < 100 && c.key_mask.empty() &&
+            (c.shape.head_dim == 64 || c.shape.head_dim == 128))
+          case_extras.push_back({{"kernel", "hopper"}});
+        for (const json& extra : case_extras) {
           test::reset_output(c);
           matrix().run_checked(be, c, extra, ref, matrix().limits_for(be, c.shape.dtype), what + " " + extra.dump(),
                                " causal");

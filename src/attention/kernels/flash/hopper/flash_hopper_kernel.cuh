@@ -32,6 +32,16 @@ struct TileKeys {
   int count;
 };
 
+// Work tile `tile_id` (producer and consumers map it alike). Causal: query blocks in descending order, so
+// that the longest tiles (the last query blocks see the most keys) start first and the grid's last wave
+// holds the shortest (FlashAttention-3 orders causal work the same way).
+template <KeyWalk kWalk>
+__device__ __forceinline__ TileCoord work_tile(const HopperParams& p, int tile_id) {
+  TileCoord tile(tile_id, p.m_blocks, p.heads_q);
+  if constexpr (kWalk == KeyWalk::DenseCausal) tile.m_block = p.m_blocks - 1 - tile.m_block;
+  return tile;
+}
+
 template <KeyWalk kWalk, int kBlockN>
 __device__ __forceinline__ TileKeys tile_keys(const HopperParams& p, const TileCoord& tile, int kv_len) {
   if constexpr (listed_walk(kWalk)) {
@@ -55,7 +65,7 @@ __device__ __forceinline__ void producer(const HopperParams& p, const SmemView<k
   tma_prefetch_desc(&p.tm_v);
   int ring = 0, q_uses = 0;
   for (int tile_id = blockIdx.x; tile_id < p.total_tiles; tile_id += gridDim.x) {
-    const TileCoord tile(tile_id, p.m_blocks, p.heads_q);
+    const TileCoord tile = work_tile<kWalk>(p, tile_id);
     const TileKeys keys = tile_keys<kWalk, Cfg::kBlockN>(p, tile, valid_keys(p, tile.b));
     if (keys.count == 0) continue;
     const int hkv = tile.hq / p.group, row0 = tile.m_block * Cfg::kBlockM;
@@ -90,7 +100,7 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<k
   float o[Cfg::kAcc], l[2];
   int ring = 0, q_uses = 0;
   for (int tile_id = blockIdx.x; tile_id < p.total_tiles; tile_id += gridDim.x) {
-    const TileCoord tile(tile_id, p.m_blocks, p.heads_q);
+    const TileCoord tile = work_tile<kWalk>(p, tile_id);
     const int kv_len = valid_keys(p, tile.b);
     const TileKeys keys = tile_keys<kWalk, Cfg::kBlockN>(p, tile, kv_len);
     if (keys.count == 0) {
