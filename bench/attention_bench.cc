@@ -57,6 +57,7 @@ struct Options {
   int rounds = 1;  // every row of a shape timed this many times in turn; the median is over all rounds
   double scale = 1;
   bool check = false;
+  bool causal = false;  // every shape as causal self-attention (square shapes only; TFLOP/s counts half)
   unsigned seed = 1;
   std::string sparse_densities = "1,0.5,0.25,0.1";  // one SPARSE_BLOCK row per density
   int sparse_block_size = 128;
@@ -146,7 +147,7 @@ class Bench {
                 device_ == Device::CUDA ? cuda_device_summary().c_str() : "host", o_.warmup, o_.iters, o_.rounds,
                 device_ == Device::CUDA ? "CUDA-event times" : "wall times",
                 o_.scale != 1 ? (", Sq/Sk divided by " + fmt(o_.scale, "%g") + " (smoke run)").c_str() : "");
-    std::printf("TFLOP/s = 4*B*H*Sq*Sk*D / median time%s\n\n",
+    std::printf("TFLOP/s = 4*B*H*Sq*Sk*D%s / median time%s\n\n", o_.causal ? " / 2 (causal)" : "",
                 o_.check ? "; error vs float64 CPU reference (ref=f64) or TORCH_SDPA on the device" : "");
     header();
     int rc = 0;
@@ -157,12 +158,13 @@ class Bench {
       for (const AttentionBackend* b : backends) {
         for (const auto& [label, extra] : extras_for(*b))
           jobs.push_back([this, &a, b, label, extra](bool first) { return run_shape_backend(a, *b, label, extra, first); });
-        if (b->name() == "SPARSE_BLOCK" && device_ == Device::CUDA) {
+        // The part rows (mask estimation, quantization) have no causal form: left out under --causal.
+        if (b->name() == "SPARSE_BLOCK" && device_ == Device::CUDA && !o_.causal) {
           jobs.push_back([this, &a](bool) { return run_sparse_mask(a); });
           for (const std::string& d : split(o_.sparse_densities))
             jobs.push_back([this, &a, d](bool) { return run_sparse_kernel(a, d); });
         }
-        if (b->name() == "SAGE_ATTN" && device_ == Device::CUDA)
+        if (b->name() == "SAGE_ATTN" && device_ == Device::CUDA && !o_.causal)
           jobs.push_back([this, &a](bool) { return run_sage_quant(a); });
       }
       std::vector<Row> shape_rows;
@@ -244,11 +246,21 @@ class Bench {
 
   std::vector<AnchorShape> chosen_shapes() const {
     std::vector<AnchorShape> out;
-    if (o_.shapes == "all") return {std::begin(kShapes), std::end(kShapes)};
-    for (const std::string& n : split(o_.shapes)) {
-      auto it = std::find_if(std::begin(kShapes), std::end(kShapes), [&](const AnchorShape& a) { return n == a.name; });
-      if (it == std::end(kShapes)) throw UserError("--shapes: unknown shape '" + n + "'; see --help for the names");
-      out.push_back(*it);
+    if (o_.shapes == "all") {
+      out.assign(std::begin(kShapes), std::end(kShapes));
+    } else {
+      for (const std::string& n : split(o_.shapes)) {
+        auto it = std::find_if(std::begin(kShapes), std::end(kShapes), [&](const AnchorShape& a) { return n == a.name; });
+        if (it == std::end(kShapes)) throw UserError("--shapes: unknown shape '" + n + "'; see --help for the names");
+        out.push_back(*it);
+      }
+    }
+    if (o_.causal) {  // causal attention needs Sq == Sk
+      std::vector<AnchorShape> square;
+      for (const AnchorShape& a : out)
+        if (a.sq == a.sk) square.push_back(a);
+        else std::printf("# --causal: %s left out (Sq != Sk)\n", a.name);
+      out = square;
     }
     return out;
   }
@@ -258,6 +270,7 @@ class Bench {
     s.batch = a.b, s.heads_q = s.heads_kv = a.h, s.head_dim = a.d, s.dtype = t;
     s.seq_q = std::max<std::int64_t>(1, std::llround(double(a.sq) / o_.scale));
     s.seq_k = std::max<std::int64_t>(1, std::llround(double(a.sk) / o_.scale));
+    if (o_.causal) s.mask = MaskKind::Causal;
     return s;
   }
 
@@ -519,6 +532,7 @@ int main(int argc, char** argv) {
   app.add_option("--json", o.json, "also write the results to FILE (rewritten after every row)")->type_name("FILE");
   app.add_flag("--check", o.check, "compare each output once against the float64 CPU reference (B*H*Sq*Sk <= 5e8), "
                                    "else TORCH_SDPA on the device; adds rel_l2 and cosine columns");
+  app.add_flag("--causal", o.causal, "causal self-attention on the square shapes (TFLOP/s counts half the dense FLOPs)");
   app.add_option("--dtype", o.dtype, "auto (bf16 where the backend takes it), bf16, fp16 or fp32")->capture_default_str();
   app.add_option("--scale", o.scale, "SMOKE RUNS ONLY: divide Sq and Sk by F (numbers not comparable to the anchors)")
       ->capture_default_str()->check(CLI::Range(1.0, 1e9))->type_name("F");

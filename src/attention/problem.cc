@@ -20,6 +20,7 @@ const char* mask_name(MaskKind m) {
     case MaskKind::None: return "no-mask";
     case MaskKind::KeyPadding: return "key-padding";
     case MaskKind::General: return "general-mask";
+    case MaskKind::Causal: return "causal";
   }
   return "?";
 }
@@ -43,6 +44,9 @@ void AttentionShape::validate() const {
   if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16 && dtype != DType::F64)
     throw UserError("attention problem: dtype " + std::string(dtype_name(dtype)) +
                     " is not an attention input type; expected fp32, bf16, fp16 or fp64");
+  if (mask == MaskKind::Causal && seq_q != seq_k)
+    throw UserError("attention problem: causal mask with seq_q = " + std::to_string(seq_q) + " != seq_k = " +
+                    std::to_string(seq_k) + "; causal attention needs equal query and key lengths");
 }
 
 std::string AttentionShape::describe() const {
@@ -52,7 +56,8 @@ std::string AttentionShape::describe() const {
 }
 
 double AttentionShape::flops() const {
-  return 4.0 * double(batch) * double(heads_q) * double(seq_q) * double(seq_k) * double(head_dim);
+  const double full = 4.0 * double(batch) * double(heads_q) * double(seq_q) * double(seq_k) * double(head_dim);
+  return mask == MaskKind::Causal ? full / 2 : full;
 }
 
 float AttentionProblem::softmax_scale() const {
@@ -86,6 +91,10 @@ void AttentionProblem::validate() const {
     if (mask->heads != 1 && mask->heads != shape.heads_q)
       throw UserError("attention problem: general mask has " + std::to_string(mask->heads) +
                       " heads, expected 1 or heads_q = " + std::to_string(shape.heads_q));
+  }
+  if (shape.mask == MaskKind::Causal) {
+    if (mask) throw UserError("attention problem: a causal mask cannot be combined with a general mask");
+    return;  // causal, with or without key padding
   }
   const MaskKind expected = mask ? MaskKind::General : has_key_padding() ? MaskKind::KeyPadding : MaskKind::None;
   // A general mask may come with key padding; both then apply.

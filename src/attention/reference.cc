@@ -46,7 +46,7 @@ void attention_reference_f64(const AttentionProblem& p, std::vector<double>& out
           const double term = p.mask ? general_mask_term(p, b, h, i, j) : 0.0;
           // A key hidden by padding or a boolean 0 is never scored (torch's masked_fill replaces even a
           // NaN score); an additive mask is added to the score, NaN included, as torch adds it.
-          const bool masked = !p.key_valid(b, j) || (p.mask && p.mask->type == GeneralMaskType::Boolean &&
+          const bool masked = !p.key_valid(b, j) || !p.causal_visible(i, j) || (p.mask && p.mask->type == GeneralMaskType::Boolean &&
                                                      term == -std::numeric_limits<double>::infinity());
           if (!masked) {
             const double* kj = &k[((b * Sk + j) * Hkv + hk) * D];

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "attention/backends/sparse_block/block_mask.h"
 #include "dattn/attention/backend.h"
 #include "dattn/attention/registry.h"
+#include "dattn/core/error.h"
 #include "support/attention_cases.h"
 #include "support/backend_matrix.h"
 #include "support/nonfinite_cases.h"
@@ -116,6 +118,36 @@ TEST_P(BackendMatrix, NonFiniteInputsPropagateAsTheReference) {
   EXPECT_GT(ran, 0) << be.name() << " ran none of the non-finite cases";
 }
 
+// Causal attention (with and without key padding, and rows left without a key by a scattered key mask
+// or an empty item) on square shapes: FLASH_ATTN and TORCH_SDPA run it against the float64 reference,
+// every other backend refuses it with the shared reason.
+TEST_P(BackendMatrix, CausalCasesAgainstFloat64Reference) {
+  const AttentionBackend& be = backend_by_name(GetParam());
+  const int supported = test::for_each_causal_case(
+      matrix(), be, test::kCausalShapes, test::kMatrixHeadDims, [&](AttentionCase& c, const std::string& what) {
+        matrix().run_checked(be, c, test::dense_extra(be), reference(c), matrix().limits_for(be, c.shape.dtype),
+                             what, " causal");
+      });
+  if (test::claims_causal(be)) {
+    EXPECT_EQ(supported, int(std::size(test::kCausalShapes) * std::size(test::kMatrixHeadDims) *
+                             std::size(test::kMatrixDTypes) * std::size(test::kMatrixMasks)))
+        << be.name() << " must run every causal case on CPU";
+  } else {
+    EXPECT_EQ(supported, 0) << be.name() << " accepts causal problems but has no causal path";
+    const Support s = be.supports({1, 64, 64, 2, 2, 64, DType::BF16, MaskKind::Causal}, kCpu);
+    EXPECT_FALSE(s.ok);
+    EXPECT_EQ(s.reason, "causal masks are supported only by FLASH_ATTN and TORCH_SDPA");
+  }
+}
+
+// The non-finite cases on causal problems: a NaN in key j or its value reaches rows >= j only.
+TEST_P(BackendMatrix, CausalNonFiniteInputsPropagateAsTheReference) {
+  const AttentionBackend& be = backend_by_name(GetParam());
+  if (!test::claims_causal(be)) GTEST_SKIP() << be.name() << " refuses causal problems";
+  const int ran = test::run_nonfinite_cases(matrix(), be, test::dense_extra(be), reference, "", {.causal = true});
+  EXPECT_GT(ran, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(BackendMatrixCpu, BackendMatrix, ::testing::ValuesIn(test::registered_backend_names()),
                          [](const auto& info) { return info.param; });
 
@@ -140,6 +172,10 @@ TEST(BackendMatrixSurface, SpecSupportSurfacesOnCpu) {
   EXPECT_FALSE(ok("SPARSE_BLOCK", 64, DType::BF16, MaskKind::None)) << "SPARSE_BLOCK: fp32 on CPU";
   EXPECT_FALSE(ok("SPARSE_BLOCK", 64, DType::F16, MaskKind::None)) << "SPARSE_BLOCK: fp32 on CPU";
   EXPECT_TRUE(ok("SPARSE_BLOCK", 32, DType::F32, MaskKind::KeyPadding));
+  // Causal is FLASH_ATTN's and TORCH_SDPA's; Sq != Sk causal is refused when the problem is validated.
+  for (const AttentionBackend* be : registered_backends())
+    EXPECT_EQ(ok(be->name(), 64, DType::BF16, MaskKind::Causal), test::claims_causal(*be)) << be->name();
+  EXPECT_THROW((AttentionShape{1, 64, 65, 2, 2, 64, DType::F32, MaskKind::Causal}.validate()), UserError);
   // General masks are TORCH_SDPA's alone.
   for (const AttentionBackend* be : registered_backends())
     EXPECT_EQ(ok(be->name(), 64, DType::F32, MaskKind::General), is(*be, "TORCH_SDPA")) << be->name();

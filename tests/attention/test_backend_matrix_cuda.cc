@@ -20,6 +20,7 @@
 #include "dattn/attention/backend.h"
 #include "dattn/attention/reference.h"
 #include "dattn/attention/registry.h"
+#include "dattn/core/device.h"
 #include "support/attention_cases.h"
 #include "support/backend_matrix.h"
 #include "support/device_case.h"
@@ -100,6 +101,54 @@ TEST_P(BackendMatrixCuda, NonFiniteInputsPropagateAsTheReference) {
   EXPECT_GT(ran, 0) << be.name() << " is available on cuda but ran none of the non-finite cases";
 }
 
+// Causal (with and without key padding) on the square shapes plus 1000 (several Hopper 128-row tiles
+// and a partial one): FLASH_ATTN (auto, the portable kernel forced, and on sm_90 the Hopper kernel
+// forced wherever it takes the case: key lengths, D 64 or 128) and TORCH_SDPA against the float64
+// reference; SAGE_ATTN and SPARSE_BLOCK refuse.
+TEST_P(BackendMatrixCuda, CausalCasesAgainstFloat64Reference) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const AttentionBackend& be = backend_by_name(GetParam());
+  if (const Support avail = backend_availability(be, kCuda, availability_shape()); !avail.ok)
+    GTEST_SKIP() << be.name() << " is not available on cuda: " << avail.reason;
+  std::vector<test::MatrixShape> shapes(std::begin(test::kCausalShapes), std::end(test::kCausalShapes));
+  shapes.push_back({"large1000", 1, 1000, 1000, 2, 2});
+  std::vector<json> extras{json::object()};
+  if (is(be, "FLASH_ATTN")) extras.push_back({{"kernel", "portable"}});
+  const int supported = test::for_each_causal_case(
+      matrix(), be, shapes, test::kMatrixHeadDims, [&](AttentionCase& c, const std::string& what) {
+        const std::vector<double> ref = reference(c);
+        std::vector<json> case_extras = extras;
+        const int cc = cuda_compute_capability();
+        if (is(be, "FLASH_ATTN") && cc >= 90 && cc < 100 && c.key_mask.empty() &&
+            (c.shape.head_dim == 64 || c.shape.head_dim == 128))
+          case_extras.push_back({{"kernel", "hopper"}});
+        for (const json& extra : case_extras) {
+          test::reset_output(c);
+          matrix().run_checked(be, c, extra, ref, matrix().limits_for(be, c.shape.dtype), what + " " + extra.dump(),
+                               " causal");
+        }
+      });
+  if (test::claims_causal(be)) {
+    EXPECT_GT(supported, 0) << be.name() << " claims causal but ran none of the causal cases";
+  } else {
+    EXPECT_EQ(supported, 0) << be.name() << " accepts causal problems on cuda but has no causal path";
+    EXPECT_EQ(be.supports({1, 64, 64, 2, 2, 64, DType::BF16, MaskKind::Causal}, kCuda).reason,
+              "causal masks are supported only by FLASH_ATTN and TORCH_SDPA");
+  }
+}
+
+// Causal non-finite cases. FLASH_ATTN on CUDA leaves out the NaN-in-a-value case (its diagonal tile
+// multiplies hidden keys' zero weights with their V: docs/backend-semantics.md).
+TEST_P(BackendMatrixCuda, CausalNonFiniteInputsPropagateAsTheReference) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const AttentionBackend& be = backend_by_name(GetParam());
+  if (!test::claims_causal(be)) GTEST_SKIP() << be.name() << " refuses causal problems";
+  if (const Support avail = backend_availability(be, kCuda, availability_shape()); !avail.ok)
+    GTEST_SKIP() << be.name() << " is not available on cuda: " << avail.reason;
+  const test::NonfiniteOptions opt{.causal = true, .values = !is(be, "FLASH_ATTN")};
+  EXPECT_GT(test::run_nonfinite_cases(matrix(), be, json::object(), reference, "", opt), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(BackendMatrixCuda, BackendMatrixCuda, ::testing::ValuesIn(test::registered_backend_names()),
                          [](const auto& info) { return info.param; });
 
@@ -108,7 +157,7 @@ TEST(BackendMatrixCudaSurface, TorchSdpaTakesFp32Bf16Fp16AndEveryMask) {
   const AttentionBackend& be = backend_by_name("TORCH_SDPA");
   EXPECT_EQ(be.surface(kCuda).dtypes, (std::vector<DType>{DType::F32, DType::BF16, DType::F16}));
   for (DType t : kMatrixDTypes)
-    for (MaskKind m : {MaskKind::None, MaskKind::KeyPadding, MaskKind::General})
+    for (MaskKind m : {MaskKind::None, MaskKind::KeyPadding, MaskKind::General, MaskKind::Causal})
       for (std::int64_t D : {1, 64, 72, 256, 520}) {
         const AttentionShape s{1, 64, 64, 2, 2, D, t, m};
         EXPECT_TRUE(be.supports(s, kCuda).ok) << s.describe() << ": " << be.supports(s, kCuda).reason;

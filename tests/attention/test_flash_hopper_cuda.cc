@@ -29,6 +29,7 @@ struct HopperCase {
   DType dtype = DType::BF16;
   bool poison_padding = false;  // NaN in K and V of the keys padding hides (after the reference)
   std::int64_t head_dim = 128;
+  bool causal = false;  // MaskKind::Causal (Sq == Sk), with the key lengths if any
 };
 
 void run_hopper_case(const HopperCase& hc) {
@@ -48,6 +49,7 @@ void run_hopper_case(const HopperCase& hc) {
     c.key_lengths = hc.key_lengths;
     c.shape.mask = MaskKind::KeyPadding;
   }
+  if (hc.causal) c.shape.mask = MaskKind::Causal;
   const AttentionProblem host = c.problem();
   ASSERT_TRUE(flash::flash_hopper_supports(host.shape, cuda_compute_capability())) << host.shape.describe();
 
@@ -89,6 +91,21 @@ void run_hopper_case(const HopperCase& hc) {
 #else
   (void)hc;  // unreachable without CUDA: the skip above always fires
 #endif
+}
+
+// Causal (the DenseCausal walk): partial tiles, GQA, key lengths with an empty item and NaN in the
+// padded keys, fp16, head dim 64, and a persistent grid with many tiles of unequal length.
+HopperCase causal(HopperCase c) {
+  c.causal = true;
+  return c;
+}
+TEST(FlashHopperCuda, CausalPartialTiles) { run_hopper_case(causal({1, 1000, 1000, 2, 2, {}})); }
+TEST(FlashHopperCuda, CausalGqaKeyLengthsNaNPadding) {
+  run_hopper_case(causal({3, 700, 700, 8, 2, {0, 300, 700}, DType::BF16, true}));
+}
+TEST(FlashHopperCuda, CausalFp16Hd64) { run_hopper_case(causal({2, 517, 517, 4, 1, {}, DType::F16, false, 64})); }
+TEST(FlashHopperCuda, CausalPersistentManyTiles) {
+  run_hopper_case(causal({2, 4096, 4096, 8, 2, {4000, 2500}, DType::BF16, true}));
 }
 
 TEST(FlashHopperCuda, SingleTile) { run_hopper_case({1, 128, 128, 1, 1, {}}); }

@@ -91,6 +91,27 @@ TEST(CliAttention, EveryBackendRunsAndIsCloseToTheReference) {
   }
 }
 
+// --causal: FLASH_ATTN and TORCH_SDPA run it (with key padding) against the causal reference; the
+// others answer unsupported with the shared reason; Sq != Sk is refused.
+TEST(CliAttention, CausalRunsOnTheBackendsThatClaimIt) {
+  CliResult r = run_dattn("attention --backend all --shape 2,150,150,4,64 --kv-heads 2 --key-padding 120 --causal "
+                          "--repeat 1 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 4u);
+  for (const auto& row : j) {
+    const bool claims = row["backend"] == "FLASH_ATTN" || row["backend"] == "TORCH_SDPA";
+    if (!claims) {
+      EXPECT_NE(row.dump().find("causal masks are supported only by FLASH_ATTN and TORCH_SDPA"), std::string::npos)
+          << row.dump();
+      continue;
+    }
+    ASSERT_EQ(row["status"], "ok") << row.dump();
+    EXPECT_LT(row["rel_l2"].get<double>(), row["dtype"] == "bf16" ? 5e-3 : 1e-5) << row.dump();
+  }
+  expect_user_error(run_dattn("attention --shape 1,8,9,2,64 --causal"), "causal attention needs equal query and key");
+}
+
 TEST(CliAttention, WithoutBackendTheRoleIsResolvedThroughTheConfiguration) {
   CliResult r = run_dattn("attention --shape 1,32,32,2,64 --repeat 1 --json --role cross "
                           "--diffusion-attention-config.per_role.cross.backend TORCH_SDPA");

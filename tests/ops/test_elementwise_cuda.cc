@@ -127,6 +127,31 @@ TEST(OpsCudaRope, InterleavedPairsEveryPath) {
     }
 }
 
+// Rotate-half RoPE on CUDA against the float64 form, tables whose halves differ.
+TEST(OpsCudaRope, RotateHalfMatchesFloat64) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (std::int64_t d : {std::int64_t{12}, std::int64_t{128}})
+    for (DType dt : kFloatDTypes) {
+      SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d)));
+      const std::int64_t B = 2, S = 7, H = 3, half = d / 2;
+      auto x = random_tensor({B, S, H, d}, dt, rng);
+      auto cos = random_tensor({S, d}, DType::F32, rng);
+      auto sin = random_tensor({S, d}, DType::F32, rng);
+      std::vector<double> ref(x.v.size());
+      for (std::int64_t i = 0; i < B * S * H * d; ++i) {
+        const std::int64_t s = i / (H * d) % S, col = i % d;
+        const double rot = col < half ? -x.v[i + half] : x.v[i - half];
+        ref[i] = x.v[i] * cos.v[s * d + col] + rot * sin.v[s * d + col];
+      }
+      poison_device_heap();
+      EXPECT_EQ(check_cuda(ops::apply_rope_rotate_half(dev(x.t), dev(cos.t), dev(sin.t)),
+                           ops::apply_rope_rotate_half(x.t, cos.t, sin.t), ref),
+                "");
+    }
+}
+
 TEST(OpsCudaEmbedding, TimestepEmbeddingMatchesTheCpuBits) {
   DATTN_SKIP_WITHOUT_CUDA();
   // Diffusion timesteps up to 999 (700 rad arguments), an odd width (zero last column), both orders.

@@ -58,6 +58,37 @@ TEST(OpsRope, RotationTablesPreservePairNorms) {
   for (std::int64_t i = 0; i < 2 * d; ++i) EXPECT_EQ(yv[i], x.v[i]);
 }
 
+// Rotate-half: element i pairs with i + D/2 (first half, subtracted) or i - D/2 (second half, added).
+std::vector<double> rotate_half_ref(const std::vector<double>& x, const std::vector<double>& c,
+                                    const std::vector<double>& s, std::int64_t seq, std::int64_t h, std::int64_t d) {
+  std::vector<double> y(x.size());
+  const std::int64_t half = d / 2;
+  for (std::size_t o = 0; o < x.size(); ++o) {
+    const std::int64_t col = std::int64_t(o) % d, pos = std::int64_t(o) / (h * d) % seq;
+    const double rot = col < half ? -x[o + half] : x[o - half];
+    y[o] = x[o] * c[pos * d + col] + rot * s[pos * d + col];
+  }
+  return y;
+}
+
+TEST(OpsRope, RotateHalfArbitraryTablesMatchFloat64) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (std::int64_t d : {std::int64_t{12}, std::int64_t{128}})
+    for (DType dt : kFloatDTypes) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " D " + std::to_string(d) + " seed " + std::to_string(seed));
+      auto x = random_tensor({2, 9, 3, d}, dt, rng);
+      auto c = random_tensor({9, d}, DType::F32, rng);
+      auto s = random_tensor({9, d}, DType::F32, rng);
+      EXPECT_EQ(check_against(ops::apply_rope_rotate_half(x.t, c.t, s.t), rotate_half_ref(x.v, c.v, s.v, 9, 3, d),
+                              rounding_limit(dt)),
+                "");
+    }
+  Tensor odd = Tensor::zeros({1, 2, 1, 5}, DType::F32);
+  EXPECT_EQ(user_error([&] { ops::apply_rope_rotate_half(odd, Tensor::zeros({2, 5}, DType::F32), Tensor::zeros({2, 5}, DType::F32)); }),
+            "apply_rope_rotate_half: x [1,2,1,5] fp32 cpu: head dim must be even");
+}
+
 TEST(OpsRope, TableShapeMustMatch) {
   Tensor x = Tensor::zeros({1, 4, 2, 8}, DType::F32);
   EXPECT_EQ(user_error([&] { ops::apply_rope_interleaved(x, Tensor::zeros({4, 6}, DType::F32), Tensor::zeros({4, 8}, DType::F32)); }),

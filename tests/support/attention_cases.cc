@@ -72,6 +72,7 @@ AttentionProblem AttentionCase::problem() {
 
 bool AttentionCase::row_has_key(std::int64_t b, std::int64_t h, std::int64_t i) const {
   for (std::int64_t j = 0; j < shape.seq_k; ++j) {
+    if (shape.mask == MaskKind::Causal && j > i) return false;  // later keys are hidden
     if (!key_lengths.empty() && j >= key_lengths[b]) continue;
     if (!key_mask.empty() && !key_mask[b * shape.seq_k + j]) continue;
     if (!general_mask.empty()) {

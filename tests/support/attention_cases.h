@@ -65,7 +65,8 @@ struct AttentionCase {
   AttentionProblem problem();
   std::size_t out_numel() const { return std::size_t(shape.batch * shape.seq_q * shape.heads_q * shape.head_dim); }
   std::vector<double> output_f64() const { return decode(out.data(), shape.dtype, out_numel()); }
-  // Whether query row (b, i) of head h has at least one key left by key padding and the general mask.
+  // Whether query row (b, i) of head h has at least one key left by key padding, the causal mask and the
+  // general mask.
   bool row_has_key(std::int64_t b, std::int64_t h, std::int64_t i) const;
 };
 

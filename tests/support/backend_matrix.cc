@@ -118,9 +118,11 @@ void MatrixHarness::print_summary(const std::vector<std::string>& order) const {
   report_.print(device_ == Device::CUDA ? "CUDA: " + cuda_device_summary() : "CPU", order);
 }
 
-int for_each_matrix_case(MatrixHarness& h, const AttentionBackend& be, std::span<const MatrixShape> shapes,
-                         std::span<const std::int64_t> head_dims,
-                         const std::function<void(AttentionCase& c, const std::string& what)>& fn) {
+namespace {
+
+int for_each_case(MatrixHarness& h, const AttentionBackend& be, std::span<const MatrixShape> shapes,
+                  std::span<const std::int64_t> head_dims, bool causal,
+                  const std::function<void(AttentionCase& c, const std::string& what)>& fn) {
   int supported = 0;
   for (const MatrixShape& sc : shapes)
     for (std::int64_t D : head_dims)
@@ -128,14 +130,31 @@ int for_each_matrix_case(MatrixHarness& h, const AttentionBackend& be, std::span
         for (MaskMode mm : kMatrixMasks) {
           AttentionShape shape{sc.batch, sc.seq_q, sc.seq_k, sc.heads_q, sc.heads_kv, D, dt, MaskKind::None};
           AttentionCase c = make_random_case(shape, mm, fresh_seed());  // sets batch and mask
-          const std::string what =
-              h.label(be, c.shape, "mask=" + std::string(mask_mode_name(mm)) + " shape=" + sc.name);
+          if (causal) c.shape.mask = MaskKind::Causal;  // key padding, if any, stays
+          const std::string what = h.label(be, c.shape, std::string(causal ? "causal " : "") + "mask=" +
+                                                            std::string(mask_mode_name(mm)) + " shape=" + sc.name);
           SCOPED_TRACE(what);
           if (!h.check_support(be, c.shape)) continue;
           ++supported;
           fn(c, what);
         }
   return supported;
+}
+
+}  // namespace
+
+int for_each_matrix_case(MatrixHarness& h, const AttentionBackend& be, std::span<const MatrixShape> shapes,
+                         std::span<const std::int64_t> head_dims,
+                         const std::function<void(AttentionCase& c, const std::string& what)>& fn) {
+  return for_each_case(h, be, shapes, head_dims, false, fn);
+}
+
+int for_each_causal_case(MatrixHarness& h, const AttentionBackend& be, std::span<const MatrixShape> shapes,
+                         std::span<const std::int64_t> head_dims,
+                         const std::function<void(AttentionCase& c, const std::string& what)>& fn) {
+  for (const MatrixShape& sc : shapes)
+    EXPECT_EQ(sc.seq_q, sc.seq_k) << sc.name << ": causal shapes are square";
+  return for_each_case(h, be, shapes, head_dims, true, fn);
 }
 
 ::testing::Environment* summary_environment(const MatrixHarness& h, std::vector<std::string> order) {

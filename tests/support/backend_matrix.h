@@ -38,6 +38,14 @@ inline constexpr MatrixShape kMatrixShapes[] = {
 inline constexpr std::int64_t kMatrixHeadDims[] = {32, 64, 128};
 inline constexpr DType kMatrixDTypes[] = {DType::F32, DType::BF16, DType::F16};
 inline constexpr MaskMode kMatrixMasks[] = {MaskMode::None, MaskMode::Lengths, MaskMode::KeyMask, MaskMode::EmptyRow};
+// Causal needs Sq == Sk: the square shapes, plus 200 (several 64-row CPU blocks, a 128-row CUDA tile
+// and a partial one) with GQA.
+inline constexpr MatrixShape kCausalShapes[] = {
+    {"self96", 1, 96, 96, 2, 2},         {"self77_odd", 1, 77, 77, 2, 2}, {"gqa_hq4_hkv2", 1, 130, 130, 4, 2},
+    {"batch2_sq80", 2, 80, 80, 2, 2},    {"gqa200", 1, 200, 200, 4, 1},
+};
+// The backends whose predicates accept causal problems; every other one must refuse them.
+inline bool claims_causal(const AttentionBackend& be) { return is(be, "FLASH_ATTN") || is(be, "TORCH_SDPA"); }
 
 // The float64 reference output of c.
 std::vector<double> reference(AttentionCase& c);
@@ -83,6 +91,12 @@ class MatrixHarness {
 // from fresh_seed()) that `be` supports on h's device, inside SCOPED_TRACE(what); the unsupported ones
 // are recorded. Returns how many fn saw.
 int for_each_matrix_case(MatrixHarness& h, const AttentionBackend& be, std::span<const MatrixShape> shapes,
+                         std::span<const std::int64_t> head_dims,
+                         const std::function<void(AttentionCase& c, const std::string& what)>& fn);
+
+// The same over causal problems (shape.mask = Causal, key padding from each mask mode kept): square
+// `shapes` only. Refusals are recorded; returns how many fn saw.
+int for_each_causal_case(MatrixHarness& h, const AttentionBackend& be, std::span<const MatrixShape> shapes,
                          std::span<const std::int64_t> head_dims,
                          const std::function<void(AttentionCase& c, const std::string& what)>& fn);
 

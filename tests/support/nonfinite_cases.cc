@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "support/matrix_limits.h"
@@ -108,14 +109,17 @@ std::string check_pattern(const AttentionCase& c, const std::vector<double>& got
 }  // namespace
 
 int run_nonfinite_cases(MatrixHarness& h, const AttentionBackend& be, const nlohmann::json& extra,
-                        const ReferenceOf& reference_of, const std::string& what) {
+                        const ReferenceOf& reference_of, const std::string& what, const NonfiniteOptions& opt) {
   int ran = 0;
   for (const Poison& poison : poisons())
     for (std::int64_t D : {64, 128})
       for (DType dt : kMatrixDTypes) {
-        const AttentionShape shape{2, 80, 112, 4, 2, D, dt, MaskKind::None};
+        if (!opt.values && std::strstr(poison.name, "valid value")) continue;
+        const AttentionShape shape{2, opt.causal ? 150 : 80, opt.causal ? 150 : 112, 4, 2, D, dt, MaskKind::None};
         AttentionCase c = make_random_case(shape, poison.mode, fresh_seed());
-        const std::string label = h.label(be, c.shape, std::string(poison.name) + " " + what);
+        if (opt.causal) c.shape.mask = MaskKind::Causal;  // key padding stays
+        const std::string label =
+            h.label(be, c.shape, std::string(poison.name) + (opt.causal ? " causal " : " ") + what);
         SCOPED_TRACE(label);
         if (!h.check_support(be, c.shape)) continue;
         ++ran;

@@ -26,7 +26,14 @@ using ReferenceOf = std::function<std::vector<double>(AttentionCase&)>;
 // its INT8 scales and turns every row of the head NaN instead (docs/backend-semantics.md): for it, and
 // only in the Inf-key case, the output may be non-finite where the reference is not. Returns how many
 // cases ran.
+// causal: the same poisons on causal problems (Sq = Sk = 150, so a later key's NaN must not reach an
+// earlier row across tiles and inside one); values false leaves out the NaN-in-a-value case (FLASH_ATTN
+// on CUDA lets it reach earlier rows of the diagonal tile, docs/backend-semantics.md).
+struct NonfiniteOptions {
+  bool causal = false;
+  bool values = true;
+};
 int run_nonfinite_cases(MatrixHarness& h, const AttentionBackend& be, const nlohmann::json& extra,
-                        const ReferenceOf& reference_of, const std::string& what);
+                        const ReferenceOf& reference_of, const std::string& what, const NonfiniteOptions& opt = {});
 
 }  // namespace dattn::test

@@ -35,6 +35,7 @@ struct AttentionOptions {
   std::int64_t kv_heads = 0;
   std::string dtype = "auto";
   std::int64_t key_padding = -1;
+  bool causal = false;
   int repeat = 3;
   std::string role = "self";
   std::string device = "cpu";
@@ -52,7 +53,8 @@ AttentionShape parse_shape(const AttentionOptions& o) {
   if (o.key_padding > s.seq_k)
     throw UserError("--key-padding " + std::to_string(o.key_padding) + ": more than Sk = " + std::to_string(s.seq_k));
   if (o.key_padding < -1) throw UserError("--key-padding " + std::to_string(o.key_padding) + ": expected 0..Sk");
-  s.mask = o.key_padding >= 0 ? MaskKind::KeyPadding : MaskKind::None;
+  s.mask = o.causal ? MaskKind::Causal : o.key_padding >= 0 ? MaskKind::KeyPadding : MaskKind::None;
+  s.validate();  // causal needs Sq == Sk
   return s;
 }
 
@@ -299,7 +301,8 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
     std::printf("%s\n", arr.dump().c_str());
     return 0;
   }
-  const std::string padding = o.key_padding >= 0 ? " key-padding=" + std::to_string(o.key_padding) : "";
+  const std::string padding = (o.key_padding >= 0 ? " key-padding=" + std::to_string(o.key_padding) : "") +
+                              (o.causal ? " causal" : "");
   std::printf("attention B=%lld Sq=%lld Sk=%lld Hq=%lld Hkv=%lld D=%lld%s on %s, %s inputs, seed %u, median of %d "
               "runs, %s\n",
               (long long)shape.batch, (long long)shape.seq_q, (long long)shape.seq_k, (long long)shape.heads_q,
@@ -322,7 +325,8 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
       std::printf("%-13s %-5s %10.2f %9.2f %10s %10s %9s  %s\n", r.backend.c_str(), r.dtype.c_str(), r.ms, r.gflops,
                   "-", "-", "-", status.c_str());
   }
-  std::printf("GFLOP/s counts the dense problem, 4*B*H*Sq*Sk*D, for every backend (padded and sparse too)\n");
+  std::printf("GFLOP/s counts the dense problem, 4*B*H*Sq*Sk*D%s, for every backend (padded and sparse too)\n",
+              o.causal ? " / 2 (causal)" : "");
   for (const Row& r : rows)
     if (r.status == "ok" && r.err.nonfinite) return 1;
   return 0;
@@ -344,6 +348,7 @@ Command add_attention_command(CLI::App& root) {
   app->add_option("--dtype", o->dtype, "fp32, bf16, fp16, or auto (bf16 where the backend takes it, else fp32)")
       ->capture_default_str();
   app->add_option("--key-padding", o->key_padding, "Valid keys per batch item (default: all)")->type_name("N");
+  app->add_flag("--causal", o->causal, "Causal mask (query i sees keys <= i; needs Sq == Sk), with --key-padding if given");
   app->add_option("--repeat", o->repeat, "Timed runs after one warm-up; the median is reported")->capture_default_str();
   app->add_option("--role", o->role, "Role whose configuration applies")->capture_default_str();
   app->add_option("--device", o->device, "cpu or cuda")->capture_default_str();

@@ -11,8 +11,12 @@
 namespace dattn {
 
 // Which masks a problem carries. Key padding hides keys per batch item; a general mask is the
-// [B, 1 or H, Sq, Sk] boolean or additive mask that only TORCH_SDPA accepts.
-enum class MaskKind { None, KeyPadding, General };
+// [B, 1 or H, Sq, Sk] boolean or additive mask that only TORCH_SDPA accepts. Causal: query i sees keys
+// j <= i (torch SDPA's is_causal), plus key padding when the problem carries it (a right-padded causal
+// encoder such as Qwen's); it needs seq_q == seq_k, where torch's top-left and flash-attn's bottom-right
+// conventions agree (an Sq != Sk causal problem is refused rather than silently picking one). Backends
+// apply it natively, never as a dense mask; only FLASH_ATTN and TORCH_SDPA accept it.
+enum class MaskKind { None, KeyPadding, General, Causal };
 
 // The data-free description of a problem: what a support predicate and a model build look at.
 struct AttentionShape {
@@ -25,11 +29,13 @@ struct AttentionShape {
   DType dtype = DType::F32;
   MaskKind mask = MaskKind::None;
 
+  bool causal() const { return mask == MaskKind::Causal; }
   // Throws UserError naming the first field that is out of range.
   void validate() const;
   // "B=1 Sq=72 Sk=72 Hq=2 Hkv=2 D=64 bf16 key-padding" for messages.
   std::string describe() const;
-  // 4 * B * Hq * Sq * Sk * D: the conventional FLOP count of one attention call.
+  // 4 * B * Hq * Sq * Sk * D: the conventional FLOP count of one attention call; half of it when causal
+  // (FlashAttention's convention for the work a causal kernel does).
   double flops() const;
 };
 
@@ -67,7 +73,10 @@ struct AttentionProblem {
   bool has_key_padding() const { return !key_lengths.empty() || key_mask != nullptr; }
   // Whether key j of batch item b takes part under key padding (general masks are not included).
   bool key_valid(std::int64_t b, std::int64_t j) const;
-  // Checks shape, pointers, mask fields and that shape.mask agrees with the masks present.
+  // Whether query i may see key j under the causal mask (always true for other mask kinds).
+  bool causal_visible(std::int64_t i, std::int64_t j) const { return !shape.causal() || j <= i; }
+  // Checks shape, pointers, mask fields and that shape.mask agrees with the masks present (Causal goes
+  // with or without key padding, never with a general mask).
   void validate() const;
 };
 

@@ -59,6 +59,13 @@ struct Ltx2Tokens {
 };
 std::vector<AttentionRoleDecl> ltx2_attention_roles(DType dtype, Ltx2Tokens tokens = {});
 
+// Qwen2.5-VL's text model (HunyuanVideo-1.5's first text encoder): role "text_encoder.self", category
+// "self", the layers "layers.*.self_attn": causal grouped-query attention with key padding (right-padded
+// prompts), `tokens` long, heads and head dim from `config`, in `dtype`.
+struct Qwen25VLTextConfig;
+std::vector<AttentionRoleDecl> qwen2_5_vl_text_attention_roles(const Qwen25VLTextConfig& config, DType dtype,
+                                                               std::int64_t tokens = 1108);
+
 // The category of a role a model family declares ("ltx2.audio_to_video" -> "cross"); none for roles that
 // are categories themselves ("self", "cross") and for unknown roles.
 std::optional<std::string> known_role_category(const std::string& role);

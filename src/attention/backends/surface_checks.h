@@ -21,4 +21,10 @@ inline std::optional<Support> refuse_general_mask(const AttentionShape& shape) {
   return Support::no("general masks are supported only by TORCH_SDPA");
 }
 
+// For backends without a causal path (SAGE_ATTN, SPARSE_BLOCK).
+inline std::optional<Support> refuse_causal(const AttentionShape& shape) {
+  if (shape.mask != MaskKind::Causal) return std::nullopt;
+  return Support::no("causal masks are supported only by FLASH_ATTN and TORCH_SDPA");
+}
+
 }  // namespace dattn

@@ -4,6 +4,7 @@
 #include "dattn/core/edit_distance.h"
 #include "dattn/core/error.h"
 #include "dattn/models/attention_roles.h"
+#include "dattn/models/qwen2_5_vl.h"
 
 namespace dattn {
 
@@ -14,6 +15,7 @@ std::optional<std::string> known_role_category(const std::string& role) {
     if (d.role == role) return d.category;
   for (const AttentionRoleDecl& d : hunyuanvideo15_attention_roles(hunyuanvideo15_480p_t2v_config(), DType::F32))
     if (d.role == role) return d.category;
+  if (role == kQwenTextEncoderRole) return std::string("self");  // Qwen2.5-VL's, whatever its config
   return std::nullopt;
 }
 

@@ -38,12 +38,17 @@ void check_feed_forward(const Reader& r, const std::string& source) {
 
 }  // namespace
 
-Umt5Config Umt5Config::from_json(const json& j, const std::string& source) {
+namespace {
+
+Umt5Config read_config(const json& j, const std::string& source, bool t5_family) {
   if (!j.is_object()) throw UserError(source + ": expected a JSON object");
   Reader r(j, source);
-  if (const auto type = r.text("model_type"); type && *type != "umt5")
+  const auto type = r.text("model_type");
+  const bool shared = type && (*type == "t5" || *type == "mt5");
+  if (type && *type != "umt5" && !(t5_family && shared))
     throw UserError(source + ": 'model_type' is \"" + *type +
-                    "\": only umT5 (a relative position bias in every layer) is supported");
+                    (t5_family ? "\": expected \"t5\", \"mt5\" or \"umt5\" (a T5-family encoder)"
+                               : "\": only umT5 (a relative position bias in every layer) is supported"));
   if (r.boolean("is_decoder", false))
     throw UserError(source + ": 'is_decoder' is true: only the encoder (bidirectional attention) is supported");
   check_feed_forward(r, source);
@@ -64,11 +69,24 @@ Umt5Config Umt5Config::from_json(const json& j, const std::string& source) {
     r.fail("relative_attention_num_buckets", "an even integer >= 4");
   if (c.max_distance <= c.num_buckets / 4)
     r.fail("relative_attention_max_distance", "greater than relative_attention_num_buckets / 4");
+  c.shared_position_bias = shared;
   return c;
+}
+
+}  // namespace
+
+Umt5Config Umt5Config::from_json(const json& j, const std::string& source) { return read_config(j, source, false); }
+
+Umt5Config Umt5Config::from_json_t5_family(const json& j, const std::string& source) {
+  return read_config(j, source, true);
 }
 
 Umt5Config Umt5Config::load(const std::string& dir) {
   return from_json(read_component_config(dir), dir + "/config.json");
+}
+
+Umt5Config Umt5Config::load_t5_family(const std::string& dir) {
+  return from_json_t5_family(read_component_config(dir), dir + "/config.json");
 }
 
 }  // namespace dattn

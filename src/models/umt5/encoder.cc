@@ -15,6 +15,7 @@ namespace {
 struct Layer {
   Tensor attn_norm, q, k, v, o;
   Tensor bias_table;  // [num_buckets, heads] float32 on the run device: each layer's mask is built there
+                      // (T5: layer 0 only, its mask serves every layer)
   Tensor ff_norm, wi_0, wi_1, wo;
 };
 
@@ -33,7 +34,11 @@ struct Umt5Encoder::Impl {
   nlohmann::json sdpa_extra;
 
   Tensor embed(const std::vector<std::int64_t>& ids, std::int64_t batch, std::int64_t seq) const;
-  Tensor attention(const Layer& l, const Tensor& x, const umt5::AttentionMasks& masks) const;
+  Tensor attention(const Layer& l, const Tensor& x, const Tensor& add_mask) const;
+  // Runs the stack; calls keep(i, tensor) for every output_hidden_states entry.
+  template <class Keep>
+  void run(const std::vector<std::int64_t>& ids, const std::vector<std::int64_t>& mask, std::int64_t batch,
+           std::int64_t seq, Keep keep) const;
 };
 
 namespace {
@@ -52,8 +57,9 @@ Layer load_layer(WeightStore& w, const Umt5Config& c, std::int64_t i, DType dt, 
   l.k = w.take(p + "0.SelfAttention.k.weight", dt, dev, {inner, c.d_model});
   l.v = w.take(p + "0.SelfAttention.v.weight", dt, dev, {inner, c.d_model});
   l.o = w.take(p + "0.SelfAttention.o.weight", dt, dev, {c.d_model, inner});
-  l.bias_table = w.take(p + "0.SelfAttention.relative_attention_bias.weight", DType::F32, dev,
-                        {c.num_buckets, c.num_heads});
+  if (!c.shared_position_bias || i == 0)
+    l.bias_table = w.take(p + "0.SelfAttention.relative_attention_bias.weight", DType::F32, dev,
+                          {c.num_buckets, c.num_heads});
   l.ff_norm = w.take(p + "1.layer_norm.weight", dt, dev, {c.d_model});
   l.wi_0 = w.take(p + "1.DenseReluDense.wi_0.weight", dt, dev, {c.d_ff, c.d_model});
   l.wi_1 = w.take(p + "1.DenseReluDense.wi_1.weight", dt, dev, {c.d_ff, c.d_model});
@@ -64,11 +70,19 @@ Layer load_layer(WeightStore& w, const Umt5Config& c, std::int64_t i, DType dt, 
 }  // namespace
 
 Umt5Encoder Umt5Encoder::load(const std::string& dir, const Umt5RunOptions& options) {
+  return load_with(dir, Umt5Config::load(dir), options);
+}
+
+Umt5Encoder Umt5Encoder::load_t5_family(const std::string& dir, const Umt5RunOptions& options) {
+  return load_with(dir, Umt5Config::load_t5_family(dir), options);
+}
+
+Umt5Encoder Umt5Encoder::load_with(const std::string& dir, const Umt5Config& config, const Umt5RunOptions& options) {
   if (options.dtype != DType::F32 && options.dtype != DType::BF16)
     throw UserError("umT5 text encoder: dtype " + std::string(dtype_name(options.dtype)) +
                     " is not supported (fp32 or bf16; T5 feed-forward activations overflow fp16)");
   auto impl = std::make_unique<Impl>();
-  impl->config = Umt5Config::load(dir);
+  impl->config = config;
   impl->options = options;
   const Umt5Config& c = impl->config;
   const DType dt = options.dtype;
@@ -115,12 +129,11 @@ Tensor Umt5Encoder::Impl::embed(const std::vector<std::int64_t>& ids, std::int64
   return out.to(options.device);
 }
 
-Tensor Umt5Encoder::Impl::attention(const Layer& l, const Tensor& x, const umt5::AttentionMasks& masks) const {
+Tensor Umt5Encoder::Impl::attention(const Layer& l, const Tensor& x, const Tensor& add_mask) const {
   const std::int64_t b = x.dim(0), s = x.dim(1), h = config.num_heads, dk = config.d_kv;
   const Tensor q = ops::linear(x, l.q).reshape({b, s, h, dk});
   const Tensor k = ops::linear(x, l.k).reshape({b, s, h, dk});
   const Tensor v = ops::linear(x, l.v).reshape({b, s, h, dk});
-  const Tensor add_mask = masks.for_layer(l.bias_table);
   Tensor out = Tensor::empty({b, s, h, dk}, options.dtype, options.device);
   AttentionProblem p;
   p.shape.batch = b;
@@ -137,9 +150,10 @@ Tensor Umt5Encoder::Impl::attention(const Layer& l, const Tensor& x, const umt5:
   return ops::linear(out.reshape({b, s, h * dk}), l.o);
 }
 
-Tensor Umt5Encoder::encode(const std::vector<std::int64_t>& input_ids, const std::vector<std::int64_t>& attention_mask,
-                           std::int64_t batch, std::int64_t seq) const {
-  const Impl& m = *impl_;
+template <class Keep>
+void Umt5Encoder::Impl::run(const std::vector<std::int64_t>& input_ids, const std::vector<std::int64_t>& attention_mask,
+                            std::int64_t batch, std::int64_t seq, Keep keep) const {
+  const Impl& m = *this;
   const Umt5Config& c = m.config;
   if (batch < 1 || seq < 1) throw UserError("umT5 encode: batch and sequence length must be positive");
   const auto n = static_cast<std::size_t>(batch * seq);
@@ -153,14 +167,34 @@ Tensor Umt5Encoder::encode(const std::vector<std::int64_t>& input_ids, const std
   const auto eps = static_cast<float>(c.layer_norm_epsilon);
   // Buckets and key validity are the same for every layer: computed (and on CUDA uploaded) once.
   const umt5::AttentionMasks masks(attention_mask, batch, seq, c.num_buckets, c.max_distance, m.options.device);
+  // T5: layer 0's bias (and so its mask) serves every layer, built once.
+  const Tensor shared_mask = c.shared_position_bias ? masks.for_layer(m.layers.at(0).bias_table) : Tensor();
   Tensor h = m.embed(input_ids, batch, seq);
-  for (const Layer& l : m.layers) {
-    h = ops::add(h, m.attention(l, ops::rms_norm(h, eps, l.attn_norm), masks));
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const Layer& l = m.layers[i];
+    keep(h);  // entry i: the input of layer i
+    const Tensor add_mask = c.shared_position_bias ? shared_mask : masks.for_layer(l.bias_table);
+    h = ops::add(h, m.attention(l, ops::rms_norm(h, eps, l.attn_norm), add_mask));
     const Tensor x = ops::rms_norm(h, eps, l.ff_norm);
     const Tensor gated = ops::mul(ops::gelu_tanh(ops::linear(x, l.wi_0)), ops::linear(x, l.wi_1));
     h = ops::add(h, ops::linear(gated, l.wo));
   }
-  return ops::rms_norm(h, eps, m.final_norm);
+  keep(ops::rms_norm(h, eps, m.final_norm));
+}
+
+Tensor Umt5Encoder::encode(const std::vector<std::int64_t>& input_ids, const std::vector<std::int64_t>& attention_mask,
+                           std::int64_t batch, std::int64_t seq) const {
+  Tensor last;
+  impl_->run(input_ids, attention_mask, batch, seq, [&](const Tensor& t) { last = t; });
+  return last;
+}
+
+std::vector<Tensor> Umt5Encoder::hidden_states(const std::vector<std::int64_t>& input_ids,
+                                               const std::vector<std::int64_t>& attention_mask, std::int64_t batch,
+                                               std::int64_t seq) const {
+  std::vector<Tensor> out;
+  impl_->run(input_ids, attention_mask, batch, seq, [&](const Tensor& t) { out.push_back(t); });
+  return out;
 }
 
 }  // namespace dattn

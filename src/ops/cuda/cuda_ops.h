@@ -23,6 +23,7 @@ Tensor mul(const Tensor& a, const Tensor& b, const Shape& shape, DType out_dtype
 Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k);
 Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k);
 Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& sin);
+Tensor apply_rope_rotate_half(const Tensor& x, const Tensor& cos, const Tensor& sin);
 Tensor timestep_embedding(const Tensor& t, const TimestepEmbeddingParams& p);
 Tensor patch_embed_3d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Patch3& patch);
 Tensor unpatchify_3d(const Tensor& x, const Patch3& grid, const Patch3& patch, std::int64_t channels);

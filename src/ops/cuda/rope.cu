@@ -61,3 +61,36 @@ Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& 
 }
 
 }  // namespace dattn::ops::cuda
+
+namespace dattn::ops::cuda {
+namespace {
+
+// Rotate-half form (see rope.h): element i of a head pairs with i + D/2 (first half) or i - D/2.
+__global__ void rope_rotate_half_kernel(const void* x, void* y, Elt e, const float* cos, const float* sin, i64 s,
+                                        i64 h, i64 d, i64 n) {
+  const i64 stride = i64{gridDim.x} * blockDim.x;
+  const i64 half = d / 2, hd = h * d;
+  for (i64 i = i64{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const i64 col = i % d, pos = i / hd % s;
+    const float cv = cos[pos * d + col], sv = sin[pos * d + col];
+    const float xi = load1(x, e, i);
+    const float partner = load1(x, e, col < half ? i + half : i - half);
+    const float a = xi * cv, r = partner * sv;
+    store1(y, e, i, col < half ? a - r : a + r);
+  }
+}
+
+}  // namespace
+
+Tensor apply_rope_rotate_half(const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::CUDA);
+  const i64 n = x.numel(), s = x.dim(1), h = x.dim(2), d = x.dim(3);
+  if (n == 0) return y;
+  constexpr int kThreads = 256;
+  rope_rotate_half_kernel<<<grid_for(n, kThreads), kThreads, 0, current_stream()>>>(
+      x.data(), y.data(), elt_of(x.dtype()), cos.data_as<float>(), sin.data_as<float>(), s, h, d, n);
+  check_launch("apply_rope_rotate_half");
+  return y;
+}
+
+}  // namespace dattn::ops::cuda

@@ -43,8 +43,8 @@ class FlashAttnBackend final : public AttentionBackend {
 
   // CUDA: bf16/fp16 in, fp32 accumulation; CPU computes in fp32 from any of three.
   SupportSurface surface(Device device) const override {
-    if (device == Device::CUDA) return {{DType::BF16, DType::F16}, "32, 64, 128", "key padding"};
-    return {{DType::F32, DType::BF16, DType::F16}, "any", "key padding"};
+    if (device == Device::CUDA) return {{DType::BF16, DType::F16}, "32, 64, 128", "key padding, causal"};
+    return {{DType::F32, DType::BF16, DType::F16}, "any", "key padding, causal"};
   }
 
   std::vector<ExtraKey> extra_keys() const override { return {kernel_extra_key()}; }

@@ -30,6 +30,7 @@ class SageAttnBackend final : public AttentionBackend {
     if (shape.head_dim != 64 && shape.head_dim != 128)
       return Support::no("head_dim " + std::to_string(shape.head_dim) + " not in {64, 128}");
     if (auto no = refuse_general_mask(shape)) return *no;
+    if (auto no = refuse_causal(shape)) return *no;
     if (device == Device::CUDA) {
 #ifdef DATTN_WITH_CUDA
       if (auto no = cuda_unusable()) return *no;

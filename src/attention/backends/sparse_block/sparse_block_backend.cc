@@ -54,6 +54,8 @@ class SparseBlockBackend final : public AttentionBackend {
   bool lossy() const override { return true; }
 
   Support supports(const AttentionShape& shape, Device device) const override {
+    // Its block mask is estimated without a causal term: refused on both devices alike.
+    if (auto no = refuse_causal(shape)) return *no;
 #ifdef DATTN_WITH_CUDA
     if (device == Device::CUDA) {
       if (auto no = cuda_unusable()) return *no;

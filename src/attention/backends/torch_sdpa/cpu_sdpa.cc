@@ -39,6 +39,7 @@ void sdpa_attention_cpu(const AttentionProblem& p) {
     for (std::int64_t j = 0; j < Sk; ++j) valid[b * Sk + j] = p.key_valid(b, j) ? 1 : 0;
   const float scale = p.softmax_scale();
   const GeneralMask* mask = p.mask ? &*p.mask : nullptr;
+  const bool causal = sh.causal();
 
 #pragma omp parallel
   {
@@ -55,7 +56,8 @@ void sdpa_attention_cpu(const AttentionProblem& p) {
           float row_max = kNegInf;
           for (std::int64_t j = 0; j < Sk; ++j) {
             float s = kNegInf;
-            if (valid[b * Sk + j]) {
+            // Causal keys after the query are hidden like padding (never scored, V never read).
+            if (valid[b * Sk + j] && (!causal || j <= i)) {
               const float* kj = k.data() + ((b * Sk + j) * Hkv + hkv) * D;
               float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)

@@ -33,8 +33,8 @@ class TorchSdpaBackend final : public AttentionBackend {
   }
 
   SupportSurface surface(Device device) const override {
-    if (device == Device::CUDA) return {{DType::F32, DType::BF16, DType::F16}, "any", "key padding, general (boolean, additive)"};
-    return {{DType::F32, DType::BF16, DType::F16, DType::F64}, "any", "key padding, general (boolean, additive)"};
+    if (device == Device::CUDA) return {{DType::F32, DType::BF16, DType::F16}, "any", "key padding, causal, general (boolean, additive)"};
+    return {{DType::F32, DType::BF16, DType::F16, DType::F64}, "any", "key padding, causal, general (boolean, additive)"};
   }
 
   void run(const AttentionProblem& problem, const nlohmann::json&, Device device) const override {

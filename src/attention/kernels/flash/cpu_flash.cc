@@ -110,6 +110,8 @@ inline float exp_nonpositive(float x) {
 // What one task needs: the fp32 K^T / V of its kv head, key validity of its batch item, its key blocks.
 struct TaskView {
   std::int64_t rows = 0;  // query rows of this block
+  std::int64_t q0 = 0;    // index of the block's first query row (the causal mask compares it with keys)
+  bool causal = false;    // query q0 + r sees keys <= q0 + r (seq_q == seq_k)
   std::int64_t head_dim = 0, padded_dim = 0, seq_k = 0, key_block = 0;
   float scale = 1.0f;
   const float* kt = nullptr;              // [key blocks, head_dim, key_block], zero beyond seq_k
@@ -140,7 +142,12 @@ inline void attend_query_block(const TaskView& t, Workspace& w) {
     const std::int64_t k0 = std::int64_t{t.blocks[bi]} * kb;
     const std::int64_t n = std::min(kb, t.seq_k - k0);
     if (n <= 0 || t.block_valid[t.blocks[bi]] == 0) continue;  // padding-only blocks contribute nothing
-    const bool all_valid = t.valid == nullptr || t.block_valid[t.blocks[bi]] == n;
+    // Causal: a block wholly after the last query row is skipped; one that crosses the diagonal is
+    // masked per element, and its P.V product runs row by row over the keys each row may see, so that
+    // a later key's V (NaN included) never meets a weight of 0.
+    if (t.causal && k0 > t.q0 + rows - 1) continue;
+    const bool diagonal = t.causal && k0 + n - 1 > t.q0;
+    const bool all_valid = (t.valid == nullptr || t.block_valid[t.blocks[bi]] == n) && !diagonal;
     gemm<kWidth, false>(rows, round_up(n, kLanes), t.head_dim, w.q.data(), dp, t.kt + k0 * t.head_dim, kb, s, kb);
     for (std::int64_t r = 0; r < rows; ++r) {
       float* sr = s + r * kb;
@@ -152,9 +159,10 @@ inline void attend_query_block(const TaskView& t, Workspace& w) {
           block_max = sr[c] > block_max ? sr[c] : block_max;  // std::max defeats the vectorizer
         }
       } else {
-        const std::uint8_t* valid = t.valid + k0;
+        const std::uint8_t* valid = t.valid ? t.valid + k0 : nullptr;
+        const std::int64_t visible = diagonal ? t.q0 + r - k0 + 1 : n;  // keys c < visible pass the causal mask
         for (std::int64_t c = 0; c < n; ++c) {
-          sr[c] = valid[c] ? sr[c] * t.scale : kNegInf;
+          sr[c] = (valid == nullptr || valid[c]) && c < visible ? sr[c] * t.scale : kNegInf;
           block_max = sr[c] > block_max ? sr[c] : block_max;
         }
       }
@@ -186,7 +194,14 @@ inline void attend_query_block(const TaskView& t, Workspace& w) {
         for (std::int64_t d = 0; d < dp; ++d) o[d] *= alpha;
       }
     }
-    gemm<kWidth, true>(rows, dp, n, s, kb, t.v + k0 * dp, dp, w.o.data(), dp);
+    if (!diagonal) {
+      gemm<kWidth, true>(rows, dp, n, s, kb, t.v + k0 * dp, dp, w.o.data(), dp);
+      continue;
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t visible = std::min(n, t.q0 + r - k0 + 1);
+      if (visible > 0) gemm<kWidth, true>(1, dp, visible, s + r * kb, kb, t.v + k0 * dp, dp, w.o.data() + r * dp, dp);
+    }
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     float* o = w.o.data() + r * dp;
@@ -357,6 +372,8 @@ void flash_attention_cpu(const AttentionProblem& p, const FlashTiling& tiling) {
       const KeyBlockList& blocks = tiling.key_blocks ? (*tiling.key_blocks)[task] : every_block;
       TaskView t;
       t.rows = std::min(qb, Sq - i0);
+      t.q0 = i0;
+      t.causal = sh.causal();
       t.head_dim = D;
       t.padded_dim = dp;
       t.seq_k = Sk;

@@ -26,9 +26,10 @@ struct FlashTiling {
 inline std::int64_t block_count(std::int64_t n, std::int64_t block) { return (n + block - 1) / block; }
 
 // out = softmax(scale * q k^T) v per (b, h) over the valid keys of the visited key blocks (key padding
-// applies; general masks do not). A query row with no valid visited key gets zeros. Inputs fp32, bf16,
-// fp16 or fp64 (converted exactly to fp32); the fp32 result is rounded once to the output dtype.
-// Parallel (OpenMP) over batch x query heads x query blocks.
+// and the causal mask apply, key blocks past the diagonal are skipped; general masks do not). A query
+// row with no valid visited key gets zeros. Inputs fp32, bf16, fp16 or fp64 (converted exactly to
+// fp32); the fp32 result is rounded once to the output dtype. Parallel (OpenMP) over batch x query
+// heads x query blocks.
 void flash_attention_cpu(const AttentionProblem& problem, const FlashTiling& tiling = {});
 
 }  // namespace dattn::flash

@@ -10,7 +10,8 @@ namespace dattn::flash {
 
 // Whether the CUDA kernel runs `shape` on a device of `compute_capability` (major*10+minor): bf16/fp16,
 // head dim 32, 64 or 128, no general mask, compute capability 8.0 or newer. Key padding (lengths or a
-// boolean key mask) and grouped-query attention are supported, any Sq and Sk.
+// boolean key mask), causal (with or without key padding, Sq == Sk) and grouped-query attention are
+// supported, any Sq and Sk.
 Support flash_cuda_supports(const AttentionShape& shape, int compute_capability);
 
 // Runs a validated problem whose shape flash_cuda_supports accepted; q/k/v/out (and key_mask) are device

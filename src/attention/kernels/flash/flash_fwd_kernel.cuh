@@ -226,7 +226,10 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kMTiles][Cfg::kBl
 // kSparseBlock = 0: dense, the CTA visits every key tile in order. 64 or 128 (SPARSE_BLOCK's block size):
 // the CTA's query tile lies inside one query block, and it visits only the key tiles of that block's
 // kept key blocks, ascending (kSparseBlock / kBlockN consecutive tiles per block).
-template <class Cfg, int kSparseBlock = 0>
+// kCausal (dense only; Sq == Sk): query i sees keys j <= i. Key tiles wholly after the CTA's last row
+// are not visited; in a tile that crosses a warp's rows the keys after each row get the hidden score.
+// A compile-time branch: the non-causal instantiations are unchanged.
+template <class Cfg, int kSparseBlock = 0, bool kCausal = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     flash_fwd_kernel(const __grid_constant__ KernelParams<kSparseBlock> p) {
   using T = typename Cfg::T;
@@ -235,6 +238,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   constexpr int TPB = kSparse ? kSparseBlock / BN : 1;  // key tiles per kept block
   static_assert(!kSparse || (kSparseBlock % BM == 0 && kSparseBlock % BN == 0),
                 "a query tile lies in one query block; a key block is whole key tiles");
+  static_assert(!(kSparse && kCausal), "causal attention is dense only");
   constexpr int NT = BN / 8;   // 8-key column tiles of S per m-tile
   constexpr int DT = D / 8;    // 8-wide column tiles of O
   constexpr int KS = D / 16;   // k-slices of Q K^T
@@ -274,6 +278,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     else return w;
   };
   int n_tiles = (kv_len + BN - 1) / BN;  // steps of the walk
+  if constexpr (kCausal) n_tiles = min(n_tiles, (m0 + q_rows - 1) / BN + 1);  // up to the last row's own key
   if constexpr (kSparse) {
     // Every tile of every kept block, except those that start at or past kv_len (blocks ascend, so only
     // trailing blocks lie wholly past it, and only the last remaining one can end past it).
@@ -366,6 +371,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             ptx::mma<T>(s[mt][2 * jp], a[mt], kb[0], kb[1]);
             ptx::mma<T>(s[mt][2 * jp + 1], a[mt], kb[2], kb[3]);
           }
+        }
+      }
+
+      if constexpr (kCausal) {
+        // Row r sees keys <= r: only a tile reaching past this warp's first row needs the mask. The
+        // hidden raw score is the one whose scaled value is -inf (as for padding in online_softmax).
+        const int row0 = int(ptx::ctaid<0>()) * BM + warp_row + g;  // row of s[mt][.][0], +mt*16, +8
+        const int key0 = n * BN + 2 * t;                             // key of s[.][0][0], +j*8, +1
+        if (n * BN + BN - 1 > row0 - g) {
+          const float hidden_raw = p.scale_log2 > 0.0f ? kNegInf : -kNegInf;
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e)
+                if (key0 + j * 8 + (e & 1) > row0 + mt * 16 + 8 * (e / 2)) s[mt][j][e] = hidden_raw;
         }
       }
 

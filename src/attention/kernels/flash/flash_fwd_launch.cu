@@ -66,9 +66,10 @@ bool fits_per_sm(int smem_bytes, int blocks) {
 }
 
 // kSparseBlock 0: dense (FlashParams); 64 or 128: SPARSE_BLOCK's block size (FlashSparseParams).
-template <class Cfg, int kSparseBlock = 0>
+// kCausal: the causal instantiation (dense only).
+template <class Cfg, int kSparseBlock = 0, bool kCausal = false>
 void launch(const cuda_impl::KernelParams<kSparseBlock>& params, int batch, cudaStream_t stream) {
-  const auto kernel = cuda_impl::flash_fwd_kernel<Cfg, kSparseBlock>;
+  const auto kernel = cuda_impl::flash_fwd_kernel<Cfg, kSparseBlock, kCausal>;
   const int optin = device_attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   if (Cfg::kSmemBytes > optin)
     throw std::runtime_error("FLASH_ATTN (cuda): the kernel needs " + std::to_string(Cfg::kSmemBytes) +
@@ -80,14 +81,14 @@ void launch(const cuda_impl::KernelParams<kSparseBlock>& params, int batch, cuda
   DATTN_CUDA_CHECK(cudaGetLastError());
 }
 
-template <typename T>
+template <typename T, bool kCausal>
 void run_sm80(const FlashParams& params, int head_dim, int batch, cudaStream_t stream) {
   switch (head_dim) {
-    case 32: return launch<D32<T>>(params, batch, stream);
-    case 64: return launch<D64<T>>(params, batch, stream);
+    case 32: return launch<D32<T>, 0, kCausal>(params, batch, stream);
+    case 64: return launch<D64<T>, 0, kCausal>(params, batch, stream);
     case 128:
-      if (fits_per_sm(D128<T>::kSmemBytes, 2)) return launch<D128<T>>(params, batch, stream);
-      return launch<D128Small<T>>(params, batch, stream);
+      if (fits_per_sm(D128<T>::kSmemBytes, 2)) return launch<D128<T>, 0, kCausal>(params, batch, stream);
+      return launch<D128Small<T>, 0, kCausal>(params, batch, stream);
     default: throw std::logic_error("FLASH_ATTN (cuda): head_dim " + std::to_string(head_dim) + " has no kernel");
   }
 }
@@ -191,13 +192,18 @@ void flash_attention_cuda(const AttentionProblem& problem, KernelChoice kernel) 
   const KeyLengths lengths(problem, params);
   const auto stream = dattn::cuda::stream_or_current(problem.stream);
   const int batch = static_cast<int>(sh.batch), head_dim = static_cast<int>(sh.head_dim);
-  if (sh.dtype == DType::BF16)
-    run_sm80<__nv_bfloat16>(params, head_dim, batch, stream);
-  else
-    run_sm80<__half>(params, head_dim, batch, stream);
+  const bool bf16 = sh.dtype == DType::BF16;
+  if (sh.causal()) {
+    if (bf16) run_sm80<__nv_bfloat16, true>(params, head_dim, batch, stream);
+    else run_sm80<__half, true>(params, head_dim, batch, stream);
+  } else {
+    if (bf16) run_sm80<__nv_bfloat16, false>(params, head_dim, batch, stream);
+    else run_sm80<__half, false>(params, head_dim, batch, stream);
+  }
 }
 
 Support flash_cuda_sparse_supports(const AttentionShape& shape, int compute_capability, int block_size) {
+  if (shape.mask == MaskKind::Causal) return Support::no("causal masks are supported only by FLASH_ATTN and TORCH_SDPA");
   if (block_size != 64 && block_size != 128)
     return Support::no("block_size " + std::to_string(block_size) + " is not 64 or 128");
   return flash_cuda_supports(shape, compute_capability);
@@ -206,6 +212,7 @@ Support flash_cuda_sparse_supports(const AttentionShape& shape, int compute_capa
 void flash_attention_cuda_sparse(const AttentionProblem& problem, const sparse::DeviceKeyBlocks& blocks) {
   const AttentionShape& sh = problem.shape;
   if (sh.batch == 0 || sh.seq_q == 0 || sh.heads_q == 0) return;
+  if (sh.causal()) throw std::logic_error("SPARSE_BLOCK (cuda): causal problems are refused by its predicate");
   const std::int64_t bs = blocks.block_size;
   if (bs != 64 && bs != 128)
     throw std::logic_error("SPARSE_BLOCK (cuda): block_size " + std::to_string(bs) + " is not 64 or 128");

@@ -38,7 +38,12 @@ struct HopperParams {
 // Which key tiles a work tile visits: all (dense), the listed ones (SPARSE_BLOCK, 128-row blocks), or
 // the listed ones with per-warpgroup hidden 64-key halves (64-row blocks; the -inf guards of rows that
 // saw no key yet are compiled in only here: with whole tiles every row sees a valid key first).
-enum class KeyWalk { Dense, Listed, ListedHalves };
+// DenseCausal (Sq == Sk): the dense walk cut after the work tile's last row, with the diagonal masked
+// per row; a row always sees key 0 of its first tile and its own key in the diagonal one, so the whole-
+// tile reasoning holds (no -inf guards).
+enum class KeyWalk { Dense, Listed, ListedHalves, DenseCausal };
+// Whether the walk follows a sparse list (HopperParams::tile_entries) rather than tiles 0, 1, ...
+__host__ __device__ constexpr bool listed_walk(KeyWalk w) { return w == KeyWalk::Listed || w == KeyWalk::ListedHalves; }
 
 // One entry of a sparse work tile's key-tile list: the 128-key tile index in the low 24 bits, and in
 // bits 24..27 the 64-key halves hidden from consumer warpgroup 0 (bits 24, 25: low and high half) and

@@ -13,6 +13,7 @@
 //  - Sums over keys are blocked (kKeyChunk keys per partial sum) so the fp32 rounding of l and acc grows
 //    with sqrt(kKeyChunk) + sqrt(Sk / kKeyChunk), not sqrt(Sk): at Sk = 20000 a plain running sum
 //    would already cost ~5e-6 relative, half the fp32 test limit.
+//  - Causal rows stop at their own key (keys after it are never read).
 //  - Hidden keys (padding, boolean 0, additive -inf) are skipped, never multiplied by 0, so whatever V
 //    holds there (even NaN) never reaches the output; a row whose max stays -inf writes exact zeros. A
 //    NaN score makes the row NaN (as in torch); a visible key whose weight underflows still takes part.
@@ -73,6 +74,7 @@ struct Params {
   const void* mask;                 // device [B, mask_heads, Sq, Sk] or null
   bool mask_additive;               // float32 added to the scores, else uint8 boolean
   std::int64_t mask_heads;
+  bool causal;  // query i sees keys j <= i (Sq == Sk)
 };
 
 template <typename T, int kChunks>
@@ -93,7 +95,9 @@ __global__ void __launch_bounds__(kWarps * 32) sdpa_rows_kernel(const Params p) 
   const T* vbase = static_cast<const T*>(p.v) + (b * p.Sk * p.Hkv + hkv) * D;
   T* orow = static_cast<T*>(p.out) + ((b * p.Sq + i) * p.Hq + h) * D;
   // Key padding as lengths: only the first n_keys keys exist for this batch item.
-  const std::int64_t n_keys = p.key_lengths ? p.key_lengths[b] : p.Sk;
+  // Causal: keys after the query are not visited at all (same as hiding them, and half the work).
+  const std::int64_t len = p.key_lengths ? p.key_lengths[b] : p.Sk;
+  const std::int64_t n_keys = p.causal && i + 1 < len ? i + 1 : len;
   const std::uint8_t* kmask = p.key_mask ? p.key_mask + b * p.Sk : nullptr;
   const std::int64_t mask_row =
       p.mask ? ((b * p.mask_heads + (p.mask_heads == 1 ? 0 : h)) * p.Sq + i) * p.Sk : 0;
@@ -236,6 +240,7 @@ void sdpa_attention_cuda(const AttentionProblem& pr) {
   prm.row_tiles = (sh.seq_q + kWarps - 1) / kWarps;
   prm.scale = pr.softmax_scale();
   prm.key_mask = pr.key_mask;
+  prm.causal = sh.causal();
   if (pr.mask) {
     prm.mask = pr.mask->data;
     prm.mask_additive = pr.mask->type == GeneralMaskType::Additive;

@@ -11,7 +11,7 @@
 namespace dattn::flash {
 
 // Whether the Hopper kernel runs `shape` on a device of compute capability `cc` (major*10+minor):
-// cc 9.x, bf16/fp16, head dim 64 or 128, no general mask; any Sq/Sk, GQA, key padding.
+// cc 9.x, bf16/fp16, head dim 64 or 128, no general mask; any Sq/Sk, GQA, key padding, causal.
 bool flash_hopper_supports(const AttentionShape& shape, int cc);
 
 // Whether flash_attention_cuda should run `problem` with the Hopper kernel on the current device:

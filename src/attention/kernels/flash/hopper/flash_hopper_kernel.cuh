@@ -11,7 +11,8 @@
 // past the valid length are masked), grouped-query attention, key padding by per-batch lengths; batch
 // items without a valid key get zeros. Launched with one CTA per work tile, the same kernel is the
 // classic non-persistent grid (HopperTuning::persistent_grid = false, for comparison).
-// kWalk != Dense (SPARSE_BLOCK): each work tile visits only the key tiles of its list (HopperParams::
+// kWalk DenseCausal: the dense walk for causal attention (flash_hopper_config.cuh).
+// kWalk Listed / ListedHalves (SPARSE_BLOCK): each work tile visits only the key tiles of its list (HopperParams::
 // tile_entries, ascending), with per-warpgroup hidden 64-key halves for 64-row blocks; with every tile
 // listed it runs the dense kernel's exact sequence of operations.
 // Built for every architecture; the body is empty except on sm_90a.
@@ -31,11 +32,25 @@ struct TileKeys {
   int count;
 };
 
+// Work tile `tile_id` (producer and consumers map it alike). Causal: query blocks in descending order, so
+// that the longest tiles (the last query blocks see the most keys) start first and the grid's last wave
+// holds the shortest (FlashAttention-3 orders causal work the same way).
+template <KeyWalk kWalk>
+__device__ __forceinline__ TileCoord work_tile(const HopperParams& p, int tile_id) {
+  TileCoord tile(tile_id, p.m_blocks, p.heads_q);
+  if constexpr (kWalk == KeyWalk::DenseCausal) tile.m_block = p.m_blocks - 1 - tile.m_block;
+  return tile;
+}
+
 template <KeyWalk kWalk, int kBlockN>
 __device__ __forceinline__ TileKeys tile_keys(const HopperParams& p, const TileCoord& tile, int kv_len) {
-  if constexpr (kWalk != KeyWalk::Dense) {
+  if constexpr (listed_walk(kWalk)) {
     const int row = (tile.b * p.heads_q + tile.hq) * p.m_blocks + tile.m_block;
     return {p.tile_entries + static_cast<std::int64_t>(row) * p.tile_stride, kv_len > 0 ? p.tile_counts[row] : 0};
+  } else if constexpr (kWalk == KeyWalk::DenseCausal) {
+    // Up to the tile holding the work tile's last row (kBlockM = kBlockN: the m_block-th key tile).
+    const int last_row = min((tile.m_block + 1) * kBlockN, p.seq_q) - 1;
+    return {nullptr, min((kv_len + kBlockN - 1) / kBlockN, last_row / kBlockN + 1)};
   } else {
     return {nullptr, (kv_len + kBlockN - 1) / kBlockN};
   }
@@ -50,7 +65,7 @@ __device__ __forceinline__ void producer(const HopperParams& p, const SmemView<k
   tma_prefetch_desc(&p.tm_v);
   int ring = 0, q_uses = 0;
   for (int tile_id = blockIdx.x; tile_id < p.total_tiles; tile_id += gridDim.x) {
-    const TileCoord tile(tile_id, p.m_blocks, p.heads_q);
+    const TileCoord tile = work_tile<kWalk>(p, tile_id);
     const TileKeys keys = tile_keys<kWalk, Cfg::kBlockN>(p, tile, valid_keys(p, tile.b));
     if (keys.count == 0) continue;
     const int hkv = tile.hq / p.group, row0 = tile.m_block * Cfg::kBlockM;
@@ -62,7 +77,7 @@ __device__ __forceinline__ void producer(const HopperParams& p, const SmemView<k
       tma_load_4d(sm.q() + slab * Cfg::kHalfBytes, &p.tm_q, sm.q_full(), slab * 64, tile.hq, row0, tile.b);
     for (int j = 0; j < keys.count; ++j, ++ring) {
       const Slot slot(ring);
-      const int key0 = (kWalk != KeyWalk::Dense ? KeyTileEntry::tile(keys.entries[j]) : j) * Cfg::kBlockN;
+      const int key0 = (listed_walk(kWalk) ? KeyTileEntry::tile(keys.entries[j]) : j) * Cfg::kBlockN;
       mbar_wait(sm.k_empty(slot.stage), slot.phase ^ 1);
       mbar_arrive_expect_tx(sm.k_full(slot.stage), Cfg::kTileBytes);
 #pragma unroll
@@ -85,7 +100,7 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<k
   float o[Cfg::kAcc], l[2];
   int ring = 0, q_uses = 0;
   for (int tile_id = blockIdx.x; tile_id < p.total_tiles; tile_id += gridDim.x) {
-    const TileCoord tile(tile_id, p.m_blocks, p.heads_q);
+    const TileCoord tile = work_tile<kWalk>(p, tile_id);
     const int kv_len = valid_keys(p, tile.b);
     const TileKeys keys = tile_keys<kWalk, Cfg::kBlockN>(p, tile, kv_len);
     if (keys.count == 0) {
@@ -97,7 +112,8 @@ __device__ __forceinline__ void consumer(const HopperParams& p, const SmemView<k
     // The GEMM turn restarts with every work tile here: letting it run on across tiles (as SAGE_ATTN
     // does) measured ~4% slower on flux_joint (bench/notes/attention_kernels.md).
     begin_turns<kPingPong>(cw);
-    consumer_mainloop<kHeadDim, kFp16, kPingPong, kWalk>(p, sm, cw, keys.entries, keys.count, kv_len, ring, o, l);
+    consumer_mainloop<kHeadDim, kFp16, kPingPong, kWalk>(p, sm, cw, keys.entries, keys.count, kv_len,
+                                                         tile.m_block * Cfg::kBlockM, ring, o, l);
     end_turns<kPingPong>(cw);
     ring += keys.count;
     store_output<kHeadDim, kFp16>(&p.tm_o, sm.o(), cw, tile, o, l);

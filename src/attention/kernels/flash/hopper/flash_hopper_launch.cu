@@ -63,7 +63,7 @@ void launch(const HopperParams& params, dim3 grid, cudaStream_t stream, bool dep
   using Cfg = HopperConfig<kHeadDim>;
   const auto kernel = hopper::flash_hopper_kernel<kHeadDim, kFp16, kPingPong, kWalk>;
   DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  if (kWalk != hopper::KeyWalk::Dense && dependent) {
+  if (hopper::listed_walk(kWalk) && dependent) {
     cuda::launch_dependent(kernel, grid, dim3(Cfg::kThreads), Cfg::kSmemBytes, stream, params);
   } else {
     kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
@@ -168,9 +168,13 @@ void flash_attention_hopper(const AttentionProblem& problem, const HopperTileLis
   const int sms = sm_count(device);
   const dim3 grid(static_cast<unsigned>(tuning.persistent_grid ? std::min<std::int64_t>(total_tiles, sms) : total_tiles));
   using hopper::KeyWalk;
-  const KeyWalk walk = !lists ? KeyWalk::Dense : lists->hidden_halves ? KeyWalk::ListedHalves : KeyWalk::Listed;
+  if (lists && sh.causal()) throw std::logic_error("FLASH_ATTN (hopper): a sparse walk cannot be causal");
+  const KeyWalk walk = lists          ? (lists->hidden_halves ? KeyWalk::ListedHalves : KeyWalk::Listed)
+                       : sh.causal() ? KeyWalk::DenseCausal
+                                     : KeyWalk::Dense;
   const auto launch_walk = [&]<int kHeadDim>() {
     if (walk == KeyWalk::Dense) launch_dim<kHeadDim, KeyWalk::Dense>(params, grid, stream, fp16, tuning);
+    if (walk == KeyWalk::DenseCausal) launch_dim<kHeadDim, KeyWalk::DenseCausal>(params, grid, stream, fp16, tuning);
     if (walk == KeyWalk::Listed) launch_dim<kHeadDim, KeyWalk::Listed>(params, grid, stream, fp16, tuning);
     if (walk == KeyWalk::ListedHalves) launch_dim<kHeadDim, KeyWalk::ListedHalves>(params, grid, stream, fp16, tuning);
   };

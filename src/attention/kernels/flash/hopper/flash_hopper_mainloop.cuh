@@ -48,9 +48,20 @@ __device__ __forceinline__ void issue_pv(float* o, const std::uint32_t* p, std::
 // fp32 sums), and the O rescale is skipped for the whole warp. The final normalisation by the row
 // sum makes the result the same softmax whichever max was used. With whole tiles every row sees a
 // valid key in its first tile; with hidden halves a row may see none for a while: -inf maxima guarded.
-template <bool kHalves>
+// kCausal: also masks the keys after this thread's rows; `diag` is its first row minus the tile's first
+// key (its second row is diag + 8), so tile column c is hidden when c > diag (+ 8).
+template <bool kHalves, bool kCausal = false>
 __device__ __forceinline__ bool softmax_tile(float* s, float* m, float* l, float* alpha, int limit, int hidden,
-                                             int lane, float scale_log2, float threshold) {
+                                             int lane, float scale_log2, float threshold, int diag = 0) {
+  if constexpr (kCausal) {
+    if (diag < 127) {
+#pragma unroll
+      for (int i = 0; i < 64; ++i) {
+        const int col = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
+        if (col > diag + 8 * ((i >> 1) & 1)) s[i] = -INFINITY;
+      }
+    }
+  }
   if (limit < 128 || (kHalves && hidden != 0)) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
@@ -99,7 +110,7 @@ template <KeyWalk kWalk, int kBlockN>
 struct KeyTileMask {
   int limit, hidden;
   __device__ KeyTileMask(const int* entries, int j, int n_tiles, int kv_len, int cw) {
-    if constexpr (kWalk != KeyWalk::Dense) {
+    if constexpr (listed_walk(kWalk)) {
       const int e = entries[j];
       limit = max(0, min(kBlockN, kv_len - KeyTileEntry::tile(e) * kBlockN));  // listed tiles start < kv_len
       hidden = kWalk == KeyWalk::ListedHalves ? KeyTileEntry::hidden(e, cw) : 0;
@@ -111,15 +122,16 @@ struct KeyTileMask {
 };
 
 // Runs the key tiles of one work tile for consumer warpgroup `cw` (0 or 1): tiles 0 .. n_tiles-1, or
-// (kWalk != Dense) the n_tiles listed at `entries`. `ring` is the number of K/V tiles this CTA consumed before
+// (listed walks) the n_tiles listed at `entries`. `q_row0` is the work tile's first query row (the
+// causal mask compares it with the keys). `ring` is the number of K/V tiles this CTA consumed before
 // (the ring position of the first key tile). On return `o` holds the
 // unnormalised output and `l` this thread's partial row sums; Q has been released (q_empty).
 // Named barriers: 1 and 2 pass the GEMM turn (ping-pong); 5 syncs both consumer warpgroups after
 // zeroing padded V rows. The caller opens and closes the turn (begin_turns / end_turns).
 template <int kHeadDim, bool kFp16, bool kPingPong, KeyWalk kWalk>
 __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const SmemView<kHeadDim>& sm, int cw,
-                                                  const int* entries, int n_tiles, int kv_len, int ring, float* o,
-                                                  float* l) {
+                                                  const int* entries, int n_tiles, int kv_len, int q_row0,
+                                                  int ring, float* o, float* l) {
   using Cfg = HopperConfig<kHeadDim>;
   using Slot = RingSlot<Cfg::kStages>;
   constexpr int kAcc = Cfg::kAcc;
@@ -133,6 +145,9 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
   const std::uint32_t q_addr = smem_addr(sm.q()) + cw * 64 * 128;
   using Mask = KeyTileMask<kWalk, Cfg::kBlockN>;
   constexpr bool kHalves = kWalk == KeyWalk::ListedHalves;
+  constexpr bool kCausal = kWalk == KeyWalk::DenseCausal;
+  // This thread's first row (warp w of the warpgroup holds rows 16w .. 16w+15 of its 64).
+  const int my_row = q_row0 + cw * 64 + (t / 32) * 16 + lane / 4;
   const auto sched_wait = [&] {
     if constexpr (kPingPong) named_sync(1 + cw, 256);
   };
@@ -156,7 +171,8 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(k0.stage));
     release_q(0);
-    softmax_tile<kHalves>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2, p.rescale_threshold);
+    softmax_tile<kHalves, kCausal>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2,
+                                   p.rescale_threshold, my_row);
   }
 #pragma unroll
   for (int i = 0; i < 32; ++i) pr[i] = pack2<kFp16>(s[2 * i], s[2 * i + 1]);
@@ -174,8 +190,8 @@ __device__ __forceinline__ void consumer_mainloop(const HopperParams& p, const S
     fence_regs(s, 64);
     if (lane == 0) mbar_arrive(sm.k_empty(cur.stage));
     release_q(j);
-    const bool rescale = softmax_tile<kHalves>(s, m, l, alpha, mask.limit, mask.hidden, lane, p.scale_log2,
-                                               p.rescale_threshold);
+    const bool rescale = softmax_tile<kHalves, kCausal>(s, m, l, alpha, mask.limit, mask.hidden, lane,
+                                                        p.scale_log2, p.rescale_threshold, my_row - j * Cfg::kBlockN);
     wgmma_wait<0>();
     fence_regs(o, kAcc);
     fence_regs(pr, 32);
