@@ -53,10 +53,11 @@ HunyuanVideo15VaeMemory hunyuanvideo15_vae_decode_memory(const HunyuanVideo15Vae
   t.resnet(h, w, dec[0], dec[0]);
   t.resnet(h, w, dec[0], dec[0]);
   // The attention: keys and values of every latent frame, the values transposed up to the current frame,
-  // and one block of scores (at most AttentionBlock's 256 MiB).
+  // and one block of scores with its softmax (each at most AttentionBlock's 256 MiB).
   const i64 pixels = h * w, keys = mul({z[2], pixels});
   m.attention_cache = mul({3, keys, dec[0], 4});
-  t.working = std::max(t.working, std::min(mul({pixels, keys, 4}), i64{256} << 20) + mul({4, pixels, dec[0], 4}));
+  const i64 scores = std::min(mul({pixels, keys, 4}), i64{256} << 20);
+  t.working = std::max(t.working, 2 * scores + mul({4, pixels, dec[0], 4}));
   i64 in = dec[0], held = 0;
   for (int i = 0; i < static_cast<int>(dec.size()); ++i) {
     for (int j = 0; j <= c.layers_per_block; ++j, in = dec[i]) t.resnet(h, w, in, dec[i]);
