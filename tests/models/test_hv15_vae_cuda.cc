@@ -1,9 +1,10 @@
 // The HunyuanVideo-1.5 VAE decoder on CUDA: the golden case (diffusers' float64 whole-video decode; the
 // output and every intermediate) and the CPU decoder on random weights of a small form (widths 6 and 12:
-// the kernels' scalar paths; batch 2, non-square frames), in both convolution maths, and the score-blocked
-// attention. Every activation, cache and the video the CUDA decoder allocates is NaN-filled first (a run
-// context with set_poison_new_memory), so an element a kernel fails to write reaches the output as NaN
-// and fails the NaN check, which comes before any error figure. Skipped without a CUDA device.
+// the kernels' scalar paths; batch 2, non-square frames), in both convolution maths, the score-blocked
+// attention, and the memory model against the measured peak at full size. Every activation, cache and
+// the video the CUDA decoder allocates is NaN-filled first (a run context with set_poison_new_memory), so
+// an element a kernel fails to write reaches the output as NaN and fails the NaN check, which comes
+// before any error figure. Skipped without a CUDA device.
 //
 // Tolerances, as the Wan VAE's CUDA tests (test_wan_vae_cuda.cc): FP32 convolutions differ from the CPU
 // only in summation order (limit 2e-5, against diffusers' float64 as against the CPU); TF32 rounds every
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -51,8 +53,9 @@ class Hv15VaeCuda : public ::testing::Test {
     context_.reset();
   }
 
- private:
   std::shared_ptr<RunContext> context_;
+
+ private:
   std::unique_ptr<ContextScope> scope_;
 };
 
@@ -123,6 +126,37 @@ TEST_F(Hv15VaeCuda, ScoreBlockedAttentionMatchesOneBlock) {
   const testing::Error e = error_of(decode_on_cuda(vae, z).to_f64_vector(), one);
   ASSERT_EQ(e.nonfinite, 0u);
   EXPECT_LE(e.rel_l2, 1e-6);
+}
+
+// The memory model (hunyuanvideo15_vae_decode_memory) against the context's measured device peak, for the
+// released VAE's architecture with random weights at 480x832 (9 frames: the frame count adds only the
+// video and the attention cache, which the model counts exactly). cuDNN's workspaces (up to 512 MiB per
+// convolution, ops/cuda/conv3d.h) and the pool's rounding are not in the model: 1 GiB of slack.
+TEST_F(Hv15VaeCuda, FullSize480pPeakMemoryWithinModel) {
+  const fs::path root = fs::temp_directory_path() / ("dattn_hv15_vae_full_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root);
+  RandomCheckpointOptions o;
+  o.seed = 3;
+  write_random_checkpoint(testing::golden_dir() + "/../../configs/hunyuanvideo1.5-480p-t2v/vae.json",
+                          (root / "vae").string(), o);
+  const Shape latent = {1, 32, 3, 30, 52};
+  context_->reset_peak();
+  const std::size_t before = context_->bytes_in_use();
+  const HunyuanVideo15Vae vae = HunyuanVideo15Vae::load((root / "vae").string(), Device::CUDA, DType::F32, Math::TF32);
+  const Tensor video = vae.decode(testing::random_latents(latent, 4));
+  const double peak = double(context_->bytes_peak() - before), gib = 1024.0 * 1024 * 1024;
+  const HunyuanVideo15VaeMemory m = hunyuanvideo15_vae_decode_memory(vae.config(), latent);
+  std::printf("[hv15_vae cuda] 480x832x9 decode: measured peak %.2f GiB, model %.2f GiB (weights %.2f, video %.2f, "
+              "caches %.2f, attention %.2f, working %.2f)\n",
+              peak / gib, m.total() / gib, m.weights / gib, m.video / gib, m.frame_caches / gib,
+              m.attention_cache / gib, m.working / gib);
+  std::size_t nonfinite = 0;
+  for (double v : video.to(Device::CPU).to_f64_vector()) nonfinite += !std::isfinite(v);
+  EXPECT_EQ(nonfinite, 0u);
+  EXPECT_GE(peak, double(m.weights + m.video));
+  EXPECT_LE(peak, double(m.total()) + gib);
+  fs::remove_all(root);
 }
 
 }  // namespace
