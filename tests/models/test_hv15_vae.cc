@@ -41,7 +41,8 @@ TEST(Hv15Vae, DecodeMatchesDiffusers) {
 TEST(Hv15Vae, EveryIntermediateMatchesDiffusers) {
   const SafetensorsFile golden(hv15_vae_case());
   std::vector<double> video;
-  const auto rec = testing::decode_recording(hv15_vae_dir(), golden_z(golden), Device::CPU, ops::ConvMath::FP32, &video);
+  const auto rec =
+      testing::decode_recording(hv15_vae_dir(), golden_z(golden), Device::CPU, ops::ConvMath::FP32, &video);
   // In forward order, so that the first one off names the layer that disagrees.
   for (const char* name : {"decoder.mid_block.in", "decoder.mid_block.attentions.0.in",
                            "decoder.mid_block.attentions.0.out", "decoder.mid_block.out", "decoder.up_blocks.0.out"}) {
@@ -55,7 +56,8 @@ TEST(Hv15Vae, EveryIntermediateMatchesDiffusers) {
     EXPECT_LE(e.rel_l2, 1e-6) << name;
   }
   const Shape vs = golden.info("output.video").shape;
-  const testing::Error e = error_of(testing::to_ncthw(video, vs[1], vs[2], vs[3] * vs[4]), golden.read_f64("output.video"));
+  const testing::Error e =
+      error_of(testing::to_ncthw(video, vs[1], vs[2], vs[3] * vs[4]), golden.read_f64("output.video"));
   EXPECT_LE(e.rel_l2, 2e-6) << "the internal decoder's frames";
 }
 
@@ -81,10 +83,10 @@ TEST(Hv15Vae, DecodeMemoryIsBoundedAt480p121Frames) {
   EXPECT_EQ(c.video_shape(z), (Shape{1, 3, 121, 480, 832}));
   const HunyuanVideo15VaeMemory m = hunyuanvideo15_vae_decode_memory(c, z);
   const double gib = 1024.0 * 1024 * 1024;
-  std::printf("[hv15_vae] decode memory at 480x832x121: weights %.2f, video %.2f, frame caches %.2f, attention %.2f, "
-              "working %.2f, total %.2f GiB\n",
-              m.weights / gib, m.video / gib, m.frame_caches / gib, m.attention_cache / gib, m.working / gib,
-              m.total() / gib);
+  std::printf(
+      "[hv15_vae] decode memory at 480x832x121: weights %.2f, video %.2f, frame caches %.2f, attention %.2f, "
+      "working %.2f, total %.2f GiB\n",
+      m.weights / gib, m.video / gib, m.frame_caches / gib, m.attention_cache / gib, m.working / gib, m.total() / gib);
   EXPECT_EQ(m.video, std::int64_t{3} * 121 * 480 * 832 * 4);
   EXPECT_LT(m.total(), std::int64_t{12} << 30);
   const HunyuanVideo15VaeMemory twice = hunyuanvideo15_vae_decode_memory(c, {1, 32, 61, 30, 52});

@@ -59,15 +59,22 @@ TEST(Hv15Vae, BadConfigIsAClearError) {
   const std::vector<Edit> edits = {
       {"string latent_channels", [](auto& j) { j["latent_channels"] = "8"; }, {"'latent_channels'", "\"8\""}},
       {"latent width not dividing", [](auto& j) { j["latent_channels"] = 6; }, {"'latent_channels'", "divisor", "16"}},
-      {"empty block_out_channels", [](auto& j) { j["block_out_channels"] = nlohmann::json::array(); },
+      {"empty block_out_channels",
+       [](auto& j) { j["block_out_channels"] = nlohmann::json::array(); },
        {"'block_out_channels'", "non-empty"}},
-      {"spatial ratio not a power of two", [](auto& j) { j["spatial_compression_ratio"] = 12; },
+      {"spatial ratio not a power of two",
+       [](auto& j) { j["spatial_compression_ratio"] = 12; },
        {"'spatial_compression_ratio'", "power of two"}},
-      {"spatial ratio beyond the blocks", [](auto& j) { j["spatial_compression_ratio"] = 32; },
+      {"spatial ratio beyond the blocks",
+       [](auto& j) { j["spatial_compression_ratio"] = 32; },
        {"'spatial_compression_ratio'", "below 2^5"}},
-      {"temporal above spatial", [](auto& j) { j["temporal_compression_ratio"] = 32; },
+      {"temporal above spatial",
+       [](auto& j) { j["temporal_compression_ratio"] = 32; },
        {"'temporal_compression_ratio'", "up to spatial_compression_ratio 16"}},
-      {"up-sampler widths", [](auto& j) { j["block_out_channels"] = {4, 8, 8, 12, 16}; },
+      {"up-sampler widths",
+       [](auto& j) {
+         j["block_out_channels"] = {4, 8, 8, 12, 16};
+       },
        {"'block_out_channels'", "12 -> 8 (space and time)", "multiple of 8"}},
       {"unknown option", [](auto& j) { j["use_tiling"] = true; }, {"unknown field 'use_tiling'"}},
       {"another class", [](auto& j) { j["_class_name"] = "AutoencoderKLWan"; }, {"AutoencoderKLHunyuanVideo15"}},
@@ -79,7 +86,8 @@ TEST(Hv15Vae, BadConfigIsAClearError) {
     const std::string msg = user_error([&] { HunyuanVideo15VaeConfig::from_json(j, "vae/config.json"); });
     EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
     EXPECT_NE(msg.find("vae/config.json"), std::string::npos) << e.what << ": " << msg;
-    for (const auto& f : e.fragments) EXPECT_NE(msg.find(f), std::string::npos) << e.what << ": '" << f << "' not in: " << msg;
+    for (const auto& f : e.fragments)
+      EXPECT_NE(msg.find(f), std::string::npos) << e.what << ": '" << f << "' not in: " << msg;
   }
 }
 
@@ -117,8 +125,10 @@ TEST(Hv15Vae, RandomCheckpointLoadsAndDecodes) {
   const fs::path root = fs::temp_directory_path() / ("dattn_hv15_vae_random_" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root);
-  nlohmann::json j = {{"_class_name", "AutoencoderKLHunyuanVideo15"}, {"latent_channels", 4},
-                      {"block_out_channels", {6, 12, 16, 16}},         {"spatial_compression_ratio", 8}};
+  nlohmann::json j = {{"_class_name", "AutoencoderKLHunyuanVideo15"},
+                      {"latent_channels", 4},
+                      {"block_out_channels", {6, 12, 16, 16}},
+                      {"spatial_compression_ratio", 8}};
   std::ofstream(root / "vae.json") << j.dump();
   RandomCheckpointOptions o;
   o.seed = 7;

@@ -71,14 +71,15 @@ void check_golden(Math math) {
   const Tensor z = Tensor::from_f64(golden.read_f64("input.z"), golden.info("input.z").shape, DType::F32);
   const HunyuanVideo15Vae vae = HunyuanVideo15Vae::load(testing::hv15_vae_dir(), Device::CUDA, DType::F32, math);
   const testing::Error e = error_of(decode_on_cuda(vae, z).to_f64_vector(), golden.read_f64("output.video"));
-  std::printf("[hv15_vae cuda %s] golden output.video: rel L2 %.3g, max abs %.3g\n", name_of(math), e.rel_l2, e.max_abs);
+  std::printf("[hv15_vae cuda %s] golden output.video: rel L2 %.3g, max abs %.3g\n", name_of(math), e.rel_l2,
+              e.max_abs);
   ASSERT_EQ(e.nonfinite, 0u) << "NaN/Inf in the decoded video (an unwritten or poisoned element)";
   EXPECT_LE(e.rel_l2, limit_for(math));
 
   // The intermediates, through the internal decoder on CUDA.
   std::vector<double> video;
-  const auto rec = testing::decode_recording(
-      testing::hv15_vae_dir(), z, Device::CUDA, math == Math::TF32 ? ops::ConvMath::TF32 : ops::ConvMath::FP32, &video);
+  const auto rec = testing::decode_recording(testing::hv15_vae_dir(), z, Device::CUDA,
+                                             math == Math::TF32 ? ops::ConvMath::TF32 : ops::ConvMath::FP32, &video);
   for (const char* name : {"decoder.mid_block.in", "decoder.mid_block.attentions.0.in",
                            "decoder.mid_block.attentions.0.out", "decoder.mid_block.out", "decoder.up_blocks.0.out"}) {
     ASSERT_TRUE(rec.count(name)) << name;
@@ -97,8 +98,10 @@ TEST_F(Hv15VaeCuda, RandomWeightsMatchCpu) {
   const fs::path root = fs::temp_directory_path() / ("dattn_hv15_vae_cuda_" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root);
-  const nlohmann::json j = {{"_class_name", "AutoencoderKLHunyuanVideo15"}, {"latent_channels", 4},
-                            {"block_out_channels", {6, 12, 16, 16}},         {"spatial_compression_ratio", 8}};
+  const nlohmann::json j = {{"_class_name", "AutoencoderKLHunyuanVideo15"},
+                            {"latent_channels", 4},
+                            {"block_out_channels", {6, 12, 16, 16}},
+                            {"spatial_compression_ratio", 8}};
   std::ofstream(root / "vae.json") << j.dump();
   RandomCheckpointOptions o;
   o.seed = 21;
@@ -147,10 +150,11 @@ TEST_F(Hv15VaeCuda, FullSize480pPeakMemoryWithinModel) {
   const Tensor video = vae.decode(testing::random_latents(latent, 4));
   const double peak = double(context_->bytes_peak() - before), gib = 1024.0 * 1024 * 1024;
   const HunyuanVideo15VaeMemory m = hunyuanvideo15_vae_decode_memory(vae.config(), latent);
-  std::printf("[hv15_vae cuda] 480x832x9 decode: measured peak %.2f GiB, model %.2f GiB (weights %.2f, video %.2f, "
-              "caches %.2f, attention %.2f, working %.2f)\n",
-              peak / gib, m.total() / gib, m.weights / gib, m.video / gib, m.frame_caches / gib,
-              m.attention_cache / gib, m.working / gib);
+  std::printf(
+      "[hv15_vae cuda] 480x832x9 decode: measured peak %.2f GiB, model %.2f GiB (weights %.2f, video %.2f, "
+      "caches %.2f, attention %.2f, working %.2f)\n",
+      peak / gib, m.total() / gib, m.weights / gib, m.video / gib, m.frame_caches / gib, m.attention_cache / gib,
+      m.working / gib);
   std::size_t nonfinite = 0;
   for (double v : video.to(Device::CPU).to_f64_vector()) nonfinite += !std::isfinite(v);
   EXPECT_EQ(nonfinite, 0u);

@@ -30,7 +30,9 @@ struct Vol {
   double& at(i64 ci, i64 f, i64 y, i64 x) { return v[((ci * t + f) * h + y) * w + x]; }
   double at(i64 ci, i64 f, i64 y, i64 x) const { return v[((ci * t + f) * h + y) * w + x]; }
 };
-Vol make(i64 c, i64 t, i64 h, i64 w) { return {c, t, h, w, std::vector<double>(static_cast<std::size_t>(c * t * h * w))}; }
+Vol make(i64 c, i64 t, i64 h, i64 w) {
+  return {c, t, h, w, std::vector<double>(static_cast<std::size_t>(c * t * h * w))};
+}
 
 Vol from_thwc(const Tensor& x) {
   const std::vector<double> s = x.to_f64_vector();
@@ -79,7 +81,8 @@ Vol rearrange(const Vol& in, i64 r1) {
 Vol repeat_interleave(const Vol& in, i64 r) {
   Vol o = make(in.c * r, in.t, in.h, in.w);
   const i64 plane = in.t * in.h * in.w;
-  for (i64 j = 0; j < o.c; ++j) std::copy(in.v.begin() + j / r * plane, in.v.begin() + (j / r + 1) * plane, o.v.begin() + j * plane);
+  for (i64 j = 0; j < o.c; ++j)
+    std::copy(in.v.begin() + j / r * plane, in.v.begin() + (j / r + 1) * plane, o.v.begin() + j * plane);
   return o;
 }
 Vol cat_frames(const Vol& a, const Vol& b) {
@@ -106,7 +109,8 @@ Vol upsample_reference(const Vol& h, const Vol& x, i64 cout, int ft, bool first_
   hf = channels(hf, hf.c / 2);
   Vol xf = repeat_interleave(rearrange(frames(x, 0, 1), 1), repeats / 2);
   if (h.t == 1) return sum(hf, xf);
-  const Vol hn = rearrange(frames(h, 1, h.t - 1), 2), xn = repeat_interleave(rearrange(frames(x, 1, x.t - 1), 2), repeats);
+  const Vol hn = rearrange(frames(h, 1, h.t - 1), 2),
+            xn = repeat_interleave(rearrange(frames(x, 1, x.t - 1), 2), repeats);
   return sum(cat_frames(hf, hn), cat_frames(xf, xn));
 }
 
@@ -119,9 +123,9 @@ TEST(Hv15FrameOps, DcaeUpsampleMatchesDiffusersUpsample) {
   };
   // HunyuanVideo-1.5's four up-samplers (1024->1024 and 1024->512 in time and space, 512->256 and 256->128
   // in space), scaled down: repeats 8, 4 (halved for the first frame) and 2, one frame and several.
-  const std::vector<Case> cases = {{1, 2, 3, 16, 16, 2, true},  {3, 2, 3, 16, 16, 2, true}, {2, 3, 2, 16, 16, 2, false},
-                                   {3, 2, 2, 16, 8, 2, true},   {1, 2, 2, 16, 8, 2, false}, {2, 3, 2, 8, 4, 1, false},
-                                   {1, 2, 3, 8, 8, 1, false},   {2, 2, 2, 8, 16, 1, false}};
+  const std::vector<Case> cases = {{1, 2, 3, 16, 16, 2, true}, {3, 2, 3, 16, 16, 2, true}, {2, 3, 2, 16, 16, 2, false},
+                                   {3, 2, 2, 16, 8, 2, true},  {1, 2, 2, 16, 8, 2, false}, {2, 3, 2, 8, 4, 1, false},
+                                   {1, 2, 3, 8, 8, 1, false},  {2, 2, 2, 8, 16, 1, false}};
   for (const Device d : frame_op_devices())
     for (const Case& c : cases) {
       SCOPED_TRACE(std::string(device_name(d)) + " t " + std::to_string(c.t) + " " + std::to_string(c.cin) + "->" +
@@ -139,9 +143,9 @@ TEST(Hv15FrameOps, DcaeUpsampleMatchesDiffusersUpsample) {
 TEST(Hv15FrameOps, DcaeUpsampleRejectsMismatches) {
   std::mt19937 rng(6);
   const Tensor h = random_f32({2, 2, 2, 32}, rng), x = random_f32({2, 2, 2, 8}, rng);
-  EXPECT_THROW(ops::dcae_upsample(h, x, 3, false), UserError);                             // factor_t 3
-  EXPECT_THROW(ops::dcae_upsample(h, x, 1, true), UserError);                              // first frame without time
-  EXPECT_THROW(ops::dcae_upsample(h, random_f32({1, 2, 2, 8}, rng), 2, false), UserError);  // frames differ
+  EXPECT_THROW(ops::dcae_upsample(h, x, 3, false), UserError);                               // factor_t 3
+  EXPECT_THROW(ops::dcae_upsample(h, x, 1, true), UserError);                                // first frame without time
+  EXPECT_THROW(ops::dcae_upsample(h, random_f32({1, 2, 2, 8}, rng), 2, false), UserError);   // frames differ
   EXPECT_THROW(ops::dcae_upsample(random_f32({2, 2, 2, 12}, rng), x, 2, false), UserError);  // 12 = 8 * 1.5
   EXPECT_THROW(ops::dcae_upsample(h, random_f32({2, 2, 2, 3}, rng), 2, false), UserError);   // 8 * 4 % 3
 }

@@ -1,12 +1,14 @@
 #pragma once
-// The causal 3D convolution of the causal video VAEs (diffusers' WanCausalConv3d and its kin), on
-// channels-last frames, with the frame cache that lets a video be decoded chunk by chunk.
+// The causal 3D convolution of the causal video VAEs (diffusers' WanCausalConv3d and
+// HunyuanVideo15CausalConv3d), on channels-last frames, with the frame cache that lets a video be decoded
+// chunk by chunk.
 //
 // Frames: a float32 tensor [T, H, W, C] on the CPU or CUDA; channels-last because cuDNN's tensor-core
 // convolutions take NDHWC, a channel norm is then a contiguous reduction per pixel, and a frame's pixels
 // are the token rows of a VAE's attention. Decoding is streamed: each call continues the stream of the
 // frames given to earlier calls, and the kt - 1 frames a call needs from before its chunk come from a
-// CausalConvCache (zeros where the stream so far is shorter, which is the causal zero padding).
+// CausalConvCache (zeros where the stream so far is shorter, which is the causal zero padding; or, with
+// CausalPad::Replicate, copies of the stream's first frame).
 //
 // CPU: im2col + OpenBLAS sgemm over OpenMP threads (OpenBLAS single-threaded meanwhile); zero frames are
 // skipped, not multiplied. CUDA: cuDNN, one plan per geometry and run context, on the context's stream.

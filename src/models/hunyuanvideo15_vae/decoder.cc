@@ -1,3 +1,4 @@
+// HunyuanVideo15Decoder3D built from the checkpoint, and its streamed depth-first forward (see decoder.h).
 #include "models/hunyuanvideo15_vae/decoder.h"
 
 #include "dattn/ops/frames.h"

@@ -49,7 +49,8 @@ List hunyuanvideo15_vae_decoder_manifest(const HunyuanVideo15VaeConfig& c) {
   for (int i = 0; i < static_cast<int>(dec.size()); ++i) {
     const std::string block = "decoder.up_blocks." + std::to_string(i);
     const std::int64_t dim = dec[i];
-    for (int j = 0; j <= c.layers_per_block; ++j, in = dim) resnet(out, block + ".resnets." + std::to_string(j), in, dim);
+    for (int j = 0; j <= c.layers_per_block; ++j, in = dim)
+      resnet(out, block + ".resnets." + std::to_string(j), in, dim);
     if (!c.spatial_upsample(i)) continue;
     const std::int64_t up = c.upsample_match_channel ? dec[i + 1] : dim;
     conv(out, block + ".upsamplers.0.conv.conv", dim, up * 4 * (c.temporal_upsample(i) ? 2 : 1), 3);
