@@ -4,6 +4,7 @@
 // repeat_interleave and cat on [C, T, H, W] tensors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>

@@ -1,8 +1,10 @@
 // hunyuanvideo15_vae_decoder_manifest: the decoder's checkpoint layout, written out independently of the
 // layer classes (which read the same names) so that a test can compare the two and make-checkpoint can
 // write weights.
+#include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "dattn/models/hunyuanvideo15_vae.h"
 
