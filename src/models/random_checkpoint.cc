@@ -12,6 +12,7 @@
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
 #include "dattn/models/hunyuanvideo15/manifest.h"
+#include "dattn/models/hunyuanvideo15_vae.h"
 #include "dattn/models/wan/manifest.h"
 
 namespace dattn {
@@ -121,9 +122,12 @@ RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, 
     manifest = wan_transformer_manifest(WanTransformerConfig::from_json(j, config_path));
   else if (model_class == "HunyuanVideo15Transformer3DModel")
     manifest = hunyuanvideo15_transformer_manifest(HunyuanVideo15TransformerConfig::from_json(j, config_path));
+  else if (model_class == "AutoencoderKLHunyuanVideo15")
+    manifest = hunyuanvideo15_vae_decoder_manifest(HunyuanVideo15VaeConfig::from_json(j, config_path));
   else
     throw UserError(config_path + ": '_class_name' is \"" + model_class +
-                    "\"; make-checkpoint supports WanTransformer3DModel and HunyuanVideo15Transformer3DModel");
+                    "\"; make-checkpoint supports WanTransformer3DModel, HunyuanVideo15Transformer3DModel and "
+                    "AutoencoderKLHunyuanVideo15 (decoder only)");
   return write_random_params(out_dir, "diffusion_pytorch_model", text, manifest, model_class, options);
 }
 

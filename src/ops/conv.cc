@@ -11,7 +11,9 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
+#include "dattn/ops/norm.h"
 #include "ops/checks.h"
+#include "ops/conv_stream.h"
 #include "ops/cpu/conv3d.h"
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
@@ -39,8 +41,12 @@ std::string kernel_str(int kt, int k) {
   return std::to_string(kt) + "x" + std::to_string(k) + "x" + std::to_string(k);
 }
 
+}  // namespace
+
+namespace detail {
+
 // The last `keep` frames of the stream [tail; x] (tail may be undefined), copied into a new tensor.
-Tensor stream_tail(const Tensor& tail, const Tensor& x, i64 keep) {
+Tensor conv_stream_tail(const Tensor& tail, const Tensor& x, i64 keep) {
   const i64 n_tail = tail.defined() ? tail.dim(0) : 0, frames = x.dim(0);
   Tensor next = Tensor::empty({keep, x.dim(1), x.dim(2), x.dim(3)}, DType::F32, x.device());
   const i64 from_x = std::min(keep, frames), from_tail = keep - from_x;
@@ -49,10 +55,10 @@ Tensor stream_tail(const Tensor& tail, const Tensor& x, i64 keep) {
   return next;
 }
 
-}  // namespace
+}  // namespace detail
 
-CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device device, ConvMath math)
-    : math_(math), device_(device) {
+CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device device, ConvMath math, CausalPad pad)
+    : pad_(pad), math_(math), device_(device) {
   detail::require_float(kOp, "weight", weight);
   if (weight.ndim() != 5 && weight.ndim() != 4)
     throw UserError(std::string(kOp) + ": weight " + weight.describe() +
@@ -63,6 +69,7 @@ CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device devi
                     ": expected a square spatial kernel of odd size and positive channel counts");
   cout_ = static_cast<int>(weight.dim(0)), cin_ = static_cast<int>(weight.dim(1));
   kt_ = static_cast<int>(kt), k_ = static_cast<int>(k);
+  if (kt == 1 && k == 1) pad_ = CausalPad::Zeros;  // nothing to pad: the plain path, no copies
   if (bias.defined()) {
     detail::require_float(kOp, "bias", bias);
     detail::require_shape(kOp, "bias", bias, {cout_});
@@ -92,6 +99,8 @@ Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tens
   if (tail.defined() && (tail.ndim() != 4 || tail.dim(1) != h || tail.dim(2) != w || tail.dim(3) != cin_ ||
                          n_tail > pad || tail.device() != device_))
     throw std::logic_error(std::string(kOp) + ": cached " + tail.describe() + " does not continue " + x.describe());
+  if (pad_ == CausalPad::Replicate)
+    return forward_replicate(norm_gain.defined() ? normalize_channels(x, norm_gain, /*silu=*/true) : x, cache);
   const i64 keep = std::min(pad, n_tail + frames);
   Tensor out;
 
@@ -109,7 +118,7 @@ Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tens
     g.cin = cin_, g.cout = cout_, g.kt = kt_, g.k = k_, g.h = static_cast<int>(h), g.w = static_cast<int>(w);
     cpu::conv3d_frames(g, weight_.data_as<float>(), bias_.data_as<float>(), in.data(), static_cast<int>(in.size()),
                        outs.data());
-    if (pad > 0) cache->tail = stream_tail(tail, src, keep);
+    if (pad > 0) cache->tail = detail::conv_stream_tail(tail, src, keep);
     return out;
   }
 #ifdef DATTN_WITH_CUDA

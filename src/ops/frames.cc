@@ -1,4 +1,5 @@
-// Dispatch of the frame ops (upsample_nearest2x, add_dup_up, write_unpatchified_frames) and softmax.
+// Dispatch of the frame ops (upsample_nearest2x, add_dup_up, dcae_upsample, write_unpatchified_frames) and
+// softmax.
 #include "dattn/ops/frames.h"
 
 #include <string>
@@ -72,7 +73,41 @@ void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int d
   detail::no_kernel(op, out.device());
 }
 
-void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0) {
+Tensor dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_frame) {
+  const StageScope timed("dcae_upsample");
+  constexpr const char* op = "dcae_upsample";
+  require_frames(op, "h", h);
+  require_frames(op, "x", x);
+  detail::require_same_device(op, h, "x", x);
+  const std::int64_t groups = std::int64_t{4} * factor_t, cin = x.dim(3);
+  const std::int64_t cout = (factor_t == 1 || factor_t == 2) ? h.dim(3) / groups : 0;
+  if (cout <= 0 || h.dim(3) != groups * cout)
+    mismatch(op, "h " + h.describe() + " with factor_t " + std::to_string(factor_t) +
+                     ": expected factor_t 1 or 2 and channels a positive multiple of 4 * factor_t");
+  if (h.dim(0) != x.dim(0) || h.dim(1) != x.dim(1) || h.dim(2) != x.dim(2) || (groups * cout) % cin != 0 ||
+      (first_frame && (4 * cout) % cin != 0))
+    mismatch(op, "x " + x.describe() + " does not match h " + h.describe() + ": expected the same frames and " +
+                     "pixels, and 4 * factor_t * Cout (and 4 * Cout with first_frame) a multiple of its channels");
+  if (first_frame && factor_t != 2) mismatch(op, "first_frame needs factor_t 2, got " + std::to_string(factor_t));
+  if (first_frame && h.dim(0) == 0) mismatch(op, "first_frame on an empty chunk " + h.describe());
+  const std::int64_t frames = factor_t * h.dim(0) - (first_frame ? 1 : 0);
+  Tensor out = Tensor::empty({frames, 2 * h.dim(1), 2 * h.dim(2), cout}, DType::F32, h.device());
+  switch (h.device()) {
+    case Device::CPU: cpu::dcae_upsample(h, x, factor_t, first_frame, out); return out;
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      cuda::dcae_upsample(h.data_as<float>(), x.data_as<float>(), out.data_as<float>(), h.dim(0), h.dim(1), h.dim(2),
+                          cout, cin, factor_t, first_frame);
+      return out;
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, h.device());
+}
+
+void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0,
+                               bool clamp) {
   const StageScope timed("write_unpatchified_frames");
   constexpr const char* op = "write_unpatchified_frames";
   require_frames(op, "chunk", chunk);
@@ -85,11 +120,11 @@ void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, st
     mismatch(op, "chunk " + chunk.describe() + " with patch " + std::to_string(patch) + " at batch " +
                      std::to_string(b) + ", frame " + std::to_string(t0) + " does not fit " + video.describe());
   switch (video.device()) {
-    case Device::CPU: return cpu::write_unpatchified_frames(chunk, patch, video, b, t0);
+    case Device::CPU: return cpu::write_unpatchified_frames(chunk, patch, video, b, t0, clamp);
     case Device::CUDA:
 #ifdef DATTN_WITH_CUDA
       return cuda::unpatchify_clamp(chunk.data_as<float>(), video.data_as<float>(), chunk.dim(0), chunk.dim(1),
-                                    chunk.dim(2), patch, video.dim(1), video.dim(2), b, t0);
+                                    chunk.dim(2), patch, video.dim(1), video.dim(2), b, t0, clamp);
 #else
       break;
 #endif

@@ -1,9 +1,11 @@
 // ops::CausalConv3d on the CPU and CUDA against a float64 causal convolution of the whole stream: the
 // stream cut into chunks of several sizes goes through the frame cache, with and without the fused norm
 // prologue, for the kernels the causal VAEs use (3x3x3, time-only 3x1x1, 1x1x1, per-frame 2D 3x3), channel
-// counts that are and are not multiples of 4. CUDA runs in a poisoning context (frame_test_util.h).
+// counts that are and are not multiples of 4, with zero and with edge-replicating (HunyuanVideo-1.5)
+// padding. CUDA runs in a poisoning context (frame_test_util.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -28,6 +30,7 @@ struct ConvCase {
   int h, w;
   std::vector<int> chunks;  // frames per forward call
   bool norm;
+  ops::CausalPad pad = ops::CausalPad::Zeros;
 };
 
 // The input of the convolution: x, or SiLU(F.normalize(x) * gain) per pixel, in double.
@@ -46,7 +49,8 @@ std::vector<double> prologue(const std::vector<double>& x, const std::vector<dou
   return y;
 }
 
-// Causal: output frame t reads input frames t - kt + 1 .. t, zeros before the first; zero padding in space.
+// Causal: output frame t reads input frames t - kt + 1 .. t; before the first, zeros (Zeros) or the first
+// frame (Replicate: F.pad mode "replicate"); in space zeros or the nearest edge pixel likewise.
 std::vector<double> reference(const ConvCase& c, const std::vector<double>& in, int frames, const std::vector<double>& w,
                               const std::vector<double>& b) {
   const int p = (c.k - 1) / 2;
@@ -57,11 +61,14 @@ std::vector<double> reference(const ConvCase& c, const std::vector<double>& in, 
         for (int co = 0; co < c.cout; ++co) {
           double acc = b[co];
           for (int dt = 0; dt < c.kt; ++dt) {
-            const int ti = t - (c.kt - 1) + dt;
-            if (ti < 0) continue;
+            const bool rep = c.pad == ops::CausalPad::Replicate;
+            int ti = t - (c.kt - 1) + dt;
+            if (ti < 0 && !rep) continue;
+            ti = std::max(ti, 0);
             for (int ky = 0; ky < c.k; ++ky)
               for (int kx = 0; kx < c.k; ++kx) {
-                const int iy = y + ky - p, ix = x + kx - p;
+                int iy = y + ky - p, ix = x + kx - p;
+                if (rep) iy = std::clamp(iy, 0, c.h - 1), ix = std::clamp(ix, 0, c.w - 1);
                 if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
                 for (int ci = 0; ci < c.cin; ++ci)
                   acc += in[((static_cast<std::size_t>(ti) * c.h + iy) * c.w + ix) * c.cin + ci] *
@@ -84,7 +91,7 @@ void run(const ConvCase& c, Device device, ops::ConvMath math, double limit, std
   const Tensor x = random_f32({frames, c.h, c.w, c.cin}, rng);
 
   const FrameOpDevice dev(device);
-  const ops::CausalConv3d conv(w, b, device, math);
+  const ops::CausalConv3d conv(w, b, device, math, c.pad);
   ops::CausalConvCache cache;
   std::vector<float> got;
   int t0 = 0;
@@ -97,7 +104,8 @@ void run(const ConvCase& c, Device device, ops::ConvMath math, double limit, std
     t0 += n;
     if (c.kt > 1) {
       ASSERT_TRUE(cache.tail.defined());
-      EXPECT_EQ(cache.tail.dim(0), std::min(c.kt - 1, t0)) << "the cache keeps the stream's last kt - 1 frames";
+      const int kept = c.pad == ops::CausalPad::Replicate ? c.kt - 1 : std::min(c.kt - 1, t0);
+      EXPECT_EQ(cache.tail.dim(0), kept) << "the cache keeps the stream's last kt - 1 frames";
     }
   }
   const std::vector<double> in = prologue(x.to_f64_vector(), gain.to_f64_vector(), c.cin, c.norm);
@@ -113,6 +121,11 @@ const std::vector<ConvCase>& cases() {
       {"time conv 3x1x1", 6, 12, 3, 1, false, 3, 4, {1, 3, 1}, false},
       {"pointwise 1x1x1", 12, 5, 1, 1, false, 4, 4, {2, 1}, false},
       {"2D 3x3 per frame", 3, 8, 1, 3, true, 7, 5, {1, 2}, false},
+      // HunyuanVideo-1.5's padding: a first chunk of one frame (its past is itself twice) and of several.
+      {"replicate 3x3x3 chunks 1,2,1", 5, 7, 3, 3, false, 4, 6, {1, 2, 1}, false, ops::CausalPad::Replicate},
+      {"replicate 3x3x3 norm, chunks 3,1", 8, 12, 3, 3, false, 5, 3, {3, 1}, true, ops::CausalPad::Replicate},
+      {"replicate 3x3x3 on 1x1 frames", 4, 4, 3, 3, false, 1, 1, {2, 1}, false, ops::CausalPad::Replicate},
+      {"replicate pointwise (no padding)", 12, 5, 1, 1, false, 4, 4, {2, 1}, false, ops::CausalPad::Replicate},
   };
   return all;
 }

@@ -47,8 +47,8 @@ Command add_make_checkpoint_command(CLI::App& root) {
   auto o = std::make_shared<MakeCheckpointOptions>();
   CLI::App* app = root.add_subcommand(
       "make-checkpoint", "Write a diffusers model directory (config.json + safetensors) with random weights for a "
-                         "transformer config");
-  app->add_option("--config", o->config, "A transformer config.json (WanTransformer3DModel)")->required()
+                         "transformer config or a HunyuanVideo-1.5 VAE config (its decoder)");
+  app->add_option("--config", o->config, "A config.json: WanTransformer3DModel, HunyuanVideo15Transformer3DModel or AutoencoderKLHunyuanVideo15")->required()
       ->type_name("CONFIG.json");
   app->add_option("--out", o->out, "Directory to create (must not exist, or be empty)")->required()->type_name("DIR");
   app->add_option("--dtype", o->dtype,

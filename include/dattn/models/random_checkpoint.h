@@ -24,8 +24,8 @@ struct RandomCheckpointSummary {
   CheckpointWriteResult written;
 };
 
-// Reads `config_path` (a transformer config.json; `_class_name` WanTransformer3DModel (or absent) or
-// HunyuanVideo15Transformer3DModel), and
+// Reads `config_path` (a config.json; `_class_name` WanTransformer3DModel (or absent),
+// HunyuanVideo15Transformer3DModel, or AutoencoderKLHunyuanVideo15: its decoder's tensors, in float32), and
 // writes `out_dir`/config.json (a verbatim copy) and the weights. Weights are deterministic in the seed:
 // every tensor is drawn from its own stream keyed by its name, so they do not depend on sharding.
 // Scales keep a forward numerically sane at any size: Linear/Conv weights N(0, 1/fan_in), biases

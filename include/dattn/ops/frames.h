@@ -23,9 +23,22 @@ Tensor upsample_nearest2x(const Tensor& x, int parts = 1);
 // with a = (to + drop) % ft, p = oy % fs, q = ox % fs, repeats = Cout * ft * fs^2 / Cin.
 void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int drop);
 
+// HunyuanVideo-1.5's up-sampling step (diffusers HunyuanVideo15Upsample after its conv), DC-AE style:
+// the conv output `h` [T, H, W, factor_t * 4 * Cout] unpacked from channels into factor_t frames of 2x2
+// pixels, plus the shortcut, the block's input `x` [T, H, W, Cin] unpacked the same way with its channels
+// repeated to Cout. Output frame t * factor_t + a, pixel (2y + p, 2x + q), channel co, with sub-position
+// s = (a * 2 + p) * 2 + q, is h[t, y, x, s * Cout + co] + x[t, y, x, (s * Cout + co) / R], R =
+// 4 * factor_t * Cout / Cin. With `first_frame` (factor_t 2 and x's first frame is the stream's first),
+// that frame becomes one output frame as diffusers treats a video's first frame: s = 2p + q, h channel
+// s * 2 Cout + co (the first half of each 2 Cout group) and x channel (s * Cout + co) / (4 Cout / Cin).
+// Returns [T', 2H, 2W, Cout] float32 on h's device: T' = factor_t * T, or 2T - 1 with first_frame.
+Tensor dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_frame);
+
 // Writes a decoded chunk [n, h, w, C * p * p] into video [B, C, T, h * p, w * p] at batch `b`, frames
-// [t0, t0 + n), undoing diffusers' Wan patchify (whose first patch index runs along the width) and
-// clamping to [-1, 1] (a NaN stays NaN). Both float32 on one device.
-void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0);
+// [t0, t0 + n), undoing diffusers' Wan patchify (whose first patch index runs along the width) and, with
+// `clamp`, clamping to [-1, 1] (a NaN stays NaN; Wan's decode clamps, HunyuanVideo-1.5's does not). Both
+// float32 on one device.
+void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0,
+                               bool clamp = true);
 
 }  // namespace dattn::ops

@@ -12,3 +12,4 @@
 #include "dattn/ops/reduce.h"
 #include "dattn/ops/rope.h"
 #include "dattn/ops/softmax.h"
+#include "dattn/ops/transpose.h"

@@ -10,7 +10,7 @@ std::vector<int> decoder_dims(const WanVaeConfig& c) {
 
 // counter_ is constructed (first of the members) before any layer takes a slot from it.
 Decoder::Decoder(WeightStore& store, const WanVaeConfig& c, Device device, ops::ConvMath math)
-    : Decoder(LayerInit{store, device, math, counter_}, c) {}
+    : Decoder(LayerInit{store, device, math, counter_, ops::CausalPad::Zeros, ""}, c) {}
 
 Decoder::Decoder(LayerInit init, const WanVaeConfig& c)
     : post_quant_conv_(init, "post_quant_conv", c.z_dim, c.z_dim, 1, 1),

@@ -1,4 +1,4 @@
-// Conv, RmsNorm and the residual, resample and up blocks of the Wan VAE decoder (see layers.h).
+// The resample and up blocks of the Wan VAE decoder (see layers.h).
 #include "models/wan_vae/layers.h"
 
 #include <cmath>
@@ -9,44 +9,6 @@
 #include "dattn/ops/norm.h"
 
 namespace dattn::wan_vae {
-
-Conv::Conv(LayerInit& init, const std::string& name, int cin, int cout, int kt, int k, bool conv2d) {
-  const Shape shape = conv2d ? Shape{cout, cin, k, k} : Shape{cout, cin, kt, k, k};
-  const Tensor weight = init.store.take(name + ".weight", DType::F32, Device::CPU, shape);
-  const Tensor bias = init.store.take(name + ".bias", DType::F32, Device::CPU, {cout});
-  op_ = ops::CausalConv3d(weight, bias, init.device, init.math);
-  if (kt > 1) slot_ = init.slots.take();
-}
-
-Tensor Conv::forward(const Tensor& x, FrameCache& cache, const Tensor& norm_gain) const {
-  return op_.forward(x, slot_ >= 0 ? &cache.convs[slot_] : nullptr, norm_gain);
-}
-
-RmsNorm::RmsNorm(LayerInit& init, const std::string& name, int dim, bool images) {
-  // Shapes as diffusers stores gamma: [dim, 1, 1] for per-frame (image) use, [dim, 1, 1, 1] for video.
-  const Shape shape = images ? Shape{dim, 1, 1} : Shape{dim, 1, 1, 1};
-  std::vector<float> gain = init.store.take(name + ".gamma", DType::F32, Device::CPU, shape).to_f32_vector();
-  const float scale = std::sqrt(static_cast<float>(dim));
-  for (float& g : gain) g *= scale;
-  gain_ = Tensor::from_f32(gain, {dim}).to(init.device);
-}
-
-Tensor RmsNorm::forward(const Tensor& x, bool silu) const { return ops::normalize_channels(x, gain_, silu); }
-
-ResidualBlock::ResidualBlock(LayerInit& init, const std::string& name, int in_dim, int out_dim)
-    : norm1_(init, name + ".norm1", in_dim, false),
-      norm2_(init, name + ".norm2", out_dim, false),
-      conv1_(init, name + ".conv1", in_dim, out_dim, 3, 3),
-      conv2_(init, name + ".conv2", out_dim, out_dim, 3, 3) {
-  if (in_dim != out_dim) shortcut_.emplace_back(init, name + ".conv_shortcut", in_dim, out_dim, 1, 1);
-}
-
-Tensor ResidualBlock::forward(const Tensor& x, FrameCache& cache) const {
-  const Tensor h = shortcut_.empty() ? x : shortcut_[0].forward(x, cache);
-  Tensor y = conv1_.forward(x, cache, norm1_.gain());  // conv1(SiLU(norm1(x)))
-  y = conv2_.forward(y, cache, norm2_.gain());         // dropout is the identity at inference
-  return ops::add(y, h);
-}
 
 Resample::Resample(LayerInit& init, const std::string& name, int dim, int out_dim, bool temporal)
     : dim_(dim), temporal_(temporal), conv_(init, name + ".resample.1", dim, out_dim, 1, 3, /*conv2d=*/true) {

@@ -1,79 +1,22 @@
 #pragma once
-// The layers of the Wan VAE decoder, written once for the CPU and CUDA: each holds its weights (read
-// from a WeightStore under diffusers' names, placed on the decoder's device) and runs on channels-last
-// frames [T, H, W, C] float32 through the device-dispatched ops (ops/conv.h, ops/frames.h, ...).
-//
-// Decoding is streamed: every causal convolution continues the stream of the chunks before, the frames it
-// needs from them kept in its FrameCache slot (diffusers' feat_cache), one slot per convolution.
+// The layers of the Wan VAE decoder of its own (attention, resample, up blocks), on the shared causal VAE
+// layers (models/causal_vae/layers.h: one tree for the CPU and CUDA, streamed through frame caches).
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "dattn/core/tensor.h"
-#include "dattn/io/weight_store.h"
-#include "dattn/ops/conv.h"
+#include "models/causal_vae/layers.h"
 
 namespace dattn::wan_vae {
 
-struct FrameCache {
-  std::vector<ops::CausalConvCache> convs;  // per slot: the causal convolution's tail
-  std::vector<bool> started;                // per slot: whether a chunk went through (upsample3d's "Rep" mark)
-  explicit FrameCache(int slots) : convs(slots), started(slots, false) {}
-};
-
-// Hands out cache slots while the model is built, as diffusers counts its causal convolutions.
-struct SlotCounter {
-  int next = 0;
-  int take() { return next++; }
-};
-
-// What every layer constructor needs: the checkpoint, where the weights go, the convolutions' math, and
-// the slot counter.
-struct LayerInit {
-  WeightStore& store;
-  Device device;
-  ops::ConvMath math;
-  SlotCounter& slots;
-};
-
-// A checkpoint convolution with kernel (kt, k, k): CausalConv3d (kt > 1 keeps a cache slot), a 1x1x1
-// CausalConv3d, or nn.Conv2d (`conv2d`: weight stored as [cout, cin, k, k]) applied per frame.
-class Conv {
- public:
-  Conv(LayerInit& init, const std::string& name, int cin, int cout, int kt, int k, bool conv2d = false);
-  // With `norm_gain` the convolution reads SiLU(normalize_channels(x, norm_gain)) (see ops::CausalConv3d).
-  Tensor forward(const Tensor& x, FrameCache& cache, const Tensor& norm_gain = Tensor()) const;
-  int cout() const { return op_.cout(); }
-
- private:
-  ops::CausalConv3d op_;
-  int slot_ = -1;
-};
-
-// WanRMS_norm over channels: only gamma is stored (diffusers' bias is the constant 0 in the decoder); the
-// gain kept is sqrt(dim) * gamma.
-class RmsNorm {
- public:
-  RmsNorm(LayerInit& init, const std::string& name, int dim, bool images);
-  Tensor forward(const Tensor& x, bool silu) const;
-  const Tensor& gain() const { return gain_; }
-
- private:
-  Tensor gain_;  // [dim] float32
-};
-
-// WanResidualBlock: norm1, SiLU, conv1, norm2, SiLU, (dropout), conv2, plus a 1x1x1 shortcut conv when
-// the width changes.
-class ResidualBlock {
- public:
-  ResidualBlock(LayerInit& init, const std::string& name, int in_dim, int out_dim);
-  Tensor forward(const Tensor& x, FrameCache& cache) const;
-
- private:
-  RmsNorm norm1_, norm2_;
-  Conv conv1_, conv2_;
-  std::vector<Conv> shortcut_;  // empty or one
-};
+// The layers Wan shares with the other causal VAEs (models/causal_vae/layers.h).
+using causal_vae::Conv;
+using causal_vae::FrameCache;
+using causal_vae::LayerInit;
+using causal_vae::ResidualBlock;
+using causal_vae::RmsNorm;
+using causal_vae::SlotCounter;
 
 // WanAttentionBlock: single-head self-attention over the pixels of each frame, plus the input; queries in
 // blocks whose score rows fit score_bytes.

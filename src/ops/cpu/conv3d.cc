@@ -82,7 +82,8 @@ void gemm_band(const Conv3dGeometry& g, const float* weight, const float* bias, 
 }
 
 // Columns of output rows [r0, r0 + nrows) for the input frames `frames` (taps first..kt-1): row of pixel
-// (oy, ox) holds, tap by tap (dt, ky, kx), the cin channels that tap reads (zeros outside the frame).
+// (oy, ox) holds, tap by tap (dt, ky, kx), the cin channels that tap reads (zeros outside the frame, or
+// with `replicate` the nearest edge pixel).
 void im2col(const Conv3dGeometry& g, const float* const* frames, int ntaps, int r0, int nrows, float* col) {
   const int pad = (g.k - 1) / 2;
   const i64 row_len = i64{ntaps} * g.k * g.k * g.cin;
@@ -93,9 +94,11 @@ void im2col(const Conv3dGeometry& g, const float* const* frames, int ntaps, int 
     float* d = col + p * row_len;
     for (int i = 0; i < ntaps; ++i)
       for (int ky = 0; ky < g.k; ++ky) {
-        const int iy = oy + ky - pad;
+        int iy = oy + ky - pad;
+        if (g.replicate) iy = std::clamp(iy, 0, g.h - 1);
         for (int kx = 0; kx < g.k; ++kx, d += g.cin) {
-          const int ix = ox + kx - pad;
+          int ix = ox + kx - pad;
+          if (g.replicate) ix = std::clamp(ix, 0, g.w - 1);
           if (iy < 0 || iy >= g.h || ix < 0 || ix >= g.w)
             std::memset(d, 0, bytes);
           else

@@ -1,6 +1,6 @@
 #pragma once
 // The CPU kernel of ops::CausalConv3d: a stride-1 3D cross-correlation over channels-last frames, zero
-// padding (k - 1) / 2 in space, none in time (the caller puts the causal frames in front), in float32:
+// (or edge-replicating) padding (k - 1) / 2 in space, none in time (the caller puts the causal frames in front), in float32:
 // im2col + cblas_sgemm. Frames are passed as pointers so that cached frames and the causal zero frames
 // (null pointers, skipped rather than multiplied) precede a chunk without copies.
 #include <cstddef>
@@ -11,6 +11,7 @@ struct Conv3dGeometry {
   int cin = 0, cout = 0;
   int kt = 1, k = 1;  // kernel (kt, k, k), k odd
   int h = 0, w = 0;   // frame size (the output's too)
+  bool replicate = false;  // spatial padding repeats the edge pixels instead of zeros
 };
 
 // Column buffer size above which an output frame is processed in bands of rows (bounds memory at

@@ -30,7 +30,10 @@ Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu);
 Tensor softmax(const Tensor& x, float scale);
 Tensor upsample_nearest2x(const Tensor& x, int parts);
 void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int drop);
-void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0);
+void dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_frame, Tensor& out);
+void transpose2d(const Tensor& x, Tensor& y);
+void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0,
+                               bool clamp);
 
 // Y[M, N] = X[M, K] · W[N, K]ᵀ (+ bias[N]), float32 row-major, through cblas_sgemm.
 void gemm_xwt(const float* x, std::int64_t m, std::int64_t k, const float* w, std::int64_t n,

@@ -105,7 +105,7 @@ void add_dup_up(Tensor& out, const Tensor& in, int ft, int fs, int drop) {
   }
 }
 
-void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, i64 b, i64 t0) {
+void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, i64 b, i64 t0, bool clamp) {
   const i64 n = chunk.dim(0), h = chunk.dim(1), w = chunk.dim(2), cpp = chunk.dim(3);
   const i64 channels = video.dim(1), frames = video.dim(2), vh = video.dim(3), vw = video.dim(4);
   const float* src = chunk.data_as<float>();
@@ -119,7 +119,7 @@ void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, i6
           // Patch index (pa, pb) = (X % p, Y % p): the first runs along the width.
           const i64 pa = X % patch, pb = Y % patch;
           const float v = src[((f * h + Y / patch) * w + X / patch) * cpp + c * patch * patch + pa * patch + pb];
-          d[Y * vw + X] = std::clamp(v, -1.0f, 1.0f);  // std::clamp keeps a NaN
+          d[Y * vw + X] = clamp ? std::clamp(v, -1.0f, 1.0f) : v;  // std::clamp keeps a NaN
         }
     }
 }

@@ -22,7 +22,8 @@ namespace {
 std::string describe(const ConvGeometry& g) {
   return "conv " + std::to_string(g.cin) + "->" + std::to_string(g.cout) + " kernel " + std::to_string(g.kt) + "x" +
          std::to_string(g.k) + "x" + std::to_string(g.k) + " over " + std::to_string(g.frames_in) + " frames of " +
-         std::to_string(g.h) + "x" + std::to_string(g.w) + (g.tf32 ? " (tf32)" : " (fp32)");
+         std::to_string(g.h) + "x" + std::to_string(g.w) + (g.prepadded ? " (prepadded)" : "") +
+         (g.tf32 ? " (tf32)" : " (fp32)");
 }
 
 void check(cudnnStatus_t s, const char* call, const ConvGeometry& g) {
@@ -31,8 +32,8 @@ void check(cudnnStatus_t s, const char* call, const ConvGeometry& g) {
 }
 #define DATTN_CUDNN(call, g) check((call), #call, (g))
 
-using Key = std::tuple<int, int, int, int, int, int, int, bool>;
-Key key_of(const ConvGeometry& g) { return {g.frames_in, g.h, g.w, g.cin, g.cout, g.kt, g.k, g.tf32}; }
+using Key = std::tuple<int, int, int, int, int, int, int, bool, bool>;
+Key key_of(const ConvGeometry& g) { return {g.frames_in, g.h, g.w, g.cin, g.cout, g.kt, g.k, g.tf32, g.prepadded}; }
 
 struct Plan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
@@ -90,11 +91,13 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
   DATTN_CUDNN(cudnnCreateConvolutionDescriptor(&p->conv), g);
   // Dimensions are given in N, C, D, H, W order; the NHWC format makes the memory layout N, D, H, W, C
   // (and K, T, R, S, C for the filter).
-  const int xdims[5] = {1, g.cin, g.frames_in, g.h, g.w};
+  const int border = g.prepadded ? g.k - 1 : 0;  // a prepadded input is larger by it, and needs no padding
+  const int xdims[5] = {1, g.cin, g.frames_in, g.h + border, g.w + border};
   DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, xdims), g);
   const int wdims[5] = {g.cout, g.cin, g.kt, g.k, g.k};
   DATTN_CUDNN(cudnnSetFilterNdDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 5, wdims), g);
-  const int pad[3] = {0, (g.k - 1) / 2, (g.k - 1) / 2}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+  const int ps = g.prepadded ? 0 : (g.k - 1) / 2;
+  const int pad[3] = {0, ps, ps}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
   DATTN_CUDNN(cudnnSetConvolutionNdDescriptor(p->conv, 3, pad, stride, dilation, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT),
               g);

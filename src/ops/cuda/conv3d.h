@@ -5,12 +5,14 @@
 namespace dattn::ops::cuda {
 
 // A stride-1 3D cross-correlation over channels-last frames (NDHWC with N = 1), zero padding (k - 1) / 2
-// in space and none in time: the caller puts a causal convolution's cached or zero frames in front.
+// in space (none when `prepadded`) and none in time: the caller puts a causal convolution's cached or zero frames in front.
 struct ConvGeometry {
   int frames_in = 1, h = 0, w = 0;  // input frames and frame size; output frames = frames_in - kt + 1
   int cin = 0, cout = 0;
   int kt = 1, k = 1;  // kernel (kt, k, k)
   bool tf32 = true;   // TF32 tensor-core math allowed (else exact fp32 FMA algorithms only)
+  // The input frames are already padded, (h + k - 1) x (w + k - 1) (CausalPad::Replicate): no padding.
+  bool prepadded = false;
 };
 
 // y [frames_in - kt + 1, h, w, cout] = conv(x [frames_in, h, w, cin], weight [cout, kt, k, k, cin]) + bias[cout].

@@ -26,10 +26,22 @@ void upsample_nearest2x(const float* x, float* y, std::int64_t frames_in, std::i
 void add_dup_up(float* out, const float* in, std::int64_t t_out, std::int64_t c_out, std::int64_t h,
                 std::int64_t w, std::int64_t c_in, int ft, int fs, int drop);
 
+// ops::dcae_upsample: out [t', 2h, 2w, cout] from h [t, h, w, 4 * ft * cout] and x [t, h, w, cin].
+void dcae_upsample(const float* h, const float* x, float* out, std::int64_t t, std::int64_t height, std::int64_t width,
+                   std::int64_t cout, std::int64_t cin, int ft, bool first_frame);
+
+// y [cols, rows] = x [rows, cols]ᵀ (ops::transpose2d); rows < 65536 * 32.
+void transpose2d(const float* x, float* y, std::int64_t rows, std::int64_t cols);
+
 // One chunk [n, h, w, channels * p * p] written into video [B, channels, frames, h * p, w * p] at batch
-// b, frame t0, undoing diffusers' patchify and clamping to [-1, 1] (NaN stays NaN).
+// b, frame t0, undoing diffusers' patchify and, with `clamp`, clamping to [-1, 1] (NaN stays NaN).
 void unpatchify_clamp(const float* chunk, float* video, std::int64_t n, std::int64_t h, std::int64_t w, int patch,
-                      std::int64_t channels, std::int64_t frames, std::int64_t b, std::int64_t t0);
+                      std::int64_t channels, std::int64_t frames, std::int64_t b, std::int64_t t0, bool clamp);
+
+// dst [frames, h + 2p, w + 2p, c] = src [frames, h, w, c] with p edge pixels repeated around each frame
+// (F.pad mode "replicate" in space).
+void pad_frames_replicate(const float* src, float* dst, std::int64_t frames, std::int64_t h, std::int64_t w,
+                          std::int64_t c, int p);
 
 // y[p, c] += bias[c] for a [pixels, c] block.
 void add_bias(float* y, const float* bias, std::int64_t pixels, int c);
