@@ -10,6 +10,7 @@
 #include "dattn/io/safetensors.h"
 #include "dattn/models/hunyuanvideo15_vae.h"
 #include "models/hv15_vae_test_util.h"
+#include "models/vae_test_inputs.h"
 
 namespace dattn {
 namespace {
@@ -72,6 +73,28 @@ TEST(Hv15Vae, ScoreBlockedAttentionGivesTheSameVideo) {
   EXPECT_LE(e.rel_l2, 1e-6);
   const testing::Error g = error_of(vae.decode(z).to_f64_vector(), golden.read_f64("output.video"));
   EXPECT_LE(g.rel_l2, 2e-6);
+}
+
+// Decoding the first n latent frames gives the first 1 + 4 (n - 1) frames of the whole decode: the
+// convolutions' caches and the attention's key/value cache carry everything a later frame needs, and
+// nothing of a later frame reaches an earlier one.
+TEST(Hv15Vae, DecodeIsCausal) {
+  const HunyuanVideo15Vae vae = HunyuanVideo15Vae::load(hv15_vae_dir());
+  const Tensor z = testing::random_latents({1, 8, 4, 2, 3}, 5);
+  const std::vector<double> full = vae.decode(z).to_f64_vector();
+  const std::vector<float> zv = z.to_f32_vector();
+  const std::int64_t plane = 32 * 48;  // one video frame of one channel
+  for (std::int64_t n = 1; n < 4; ++n) {
+    std::vector<float> part;
+    for (std::int64_t c = 0; c < 8; ++c) part.insert(part.end(), zv.begin() + c * 4 * 6, zv.begin() + (c * 4 + n) * 6);
+    const std::vector<double> got = vae.decode(Tensor::from_f32(part, {1, 8, n, 2, 3})).to_f64_vector();
+    const std::int64_t frames = 1 + 4 * (n - 1);
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(3 * frames * plane));
+    std::vector<double> ref;
+    for (std::int64_t c = 0; c < 3; ++c)
+      ref.insert(ref.end(), full.begin() + c * 13 * plane, full.begin() + (c * 13 + frames) * plane);
+    EXPECT_LE(error_of(got, ref).max_abs, 1e-6) << n << " latent frames";
+  }
 }
 
 // The memory model at the size the brief bounds: 480p x 121 frames of the released VAE. Only the video
