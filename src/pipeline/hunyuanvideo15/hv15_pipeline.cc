@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
