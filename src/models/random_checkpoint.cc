@@ -13,6 +13,7 @@
 #include "dattn/core/files.h"
 #include "dattn/models/hunyuanvideo15/manifest.h"
 #include "dattn/models/hunyuanvideo15_vae.h"
+#include "dattn/models/text_encoder_manifest.h"
 #include "dattn/models/wan/manifest.h"
 
 namespace dattn {
@@ -115,6 +116,19 @@ RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, 
   const std::string text = read_text(config_path);
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw UserError(config_path + ": not a JSON object");
+  // transformers configs name their class in `architectures`; diffusers' in `_class_name`.
+  const auto& arch = j.contains("architectures") ? j.at("architectures") : nlohmann::json();
+  if (!j.contains("_class_name") && arch.is_array() && arch.size() == 1 && arch[0].is_string()) {
+    const std::string a = arch[0].get<std::string>();
+    if (a == "Qwen2_5_VLTextModel")
+      return write_random_params(out_dir, "model", text, qwen25vl_text_manifest(Qwen25VLTextConfig::from_json(j, config_path)),
+                                 a, options);
+    if (a == "T5EncoderModel")
+      return write_random_params(out_dir, "model", text,
+                                 t5_encoder_manifest(Umt5Config::from_json_t5_family(j, config_path)), a, options);
+    throw UserError(config_path + ": 'architectures' is [\"" + a +
+                    "\"]; make-checkpoint writes the text encoders Qwen2_5_VLTextModel and T5EncoderModel");
+  }
   const auto& cls = j.contains("_class_name") ? j.at("_class_name") : nlohmann::json("WanTransformer3DModel");
   const std::string model_class = cls.is_string() ? cls.get<std::string>() : cls.dump();
   std::vector<ParamSpec> manifest;

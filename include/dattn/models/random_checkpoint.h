@@ -25,7 +25,9 @@ struct RandomCheckpointSummary {
 };
 
 // Reads `config_path` (a config.json; `_class_name` WanTransformer3DModel (or absent),
-// HunyuanVideo15Transformer3DModel, or AutoencoderKLHunyuanVideo15: its decoder's tensors, in float32), and
+// HunyuanVideo15Transformer3DModel, or AutoencoderKLHunyuanVideo15: its decoder's tensors, in float32; or a
+// transformers text encoder whose `architectures` is [Qwen2_5_VLTextModel] or [T5EncoderModel], written as
+// model.safetensors), and
 // writes `out_dir`/config.json (a verbatim copy) and the weights. Weights are deterministic in the seed:
 // every tensor is drawn from its own stream keyed by its name, so they do not depend on sharding.
 // Scales keep a forward numerically sane at any size: Linear/Conv weights N(0, 1/fan_in), biases

@@ -66,4 +66,18 @@ json read_json_object_file(const std::string& path) {
   return j;
 }
 
+void write_json_file(const std::string& path, const json& j) {
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) throw UserError("cannot write '" + path + "'");
+}
+
+void copy_into(const std::string& from, const std::string& to) {
+  require_regular_file(from, "file to copy");
+  std::error_code ec;
+  fs::create_directories(fs::path(to).parent_path(), ec);
+  if (!ec) fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+  if (ec) throw UserError("cannot copy '" + from + "' to '" + to + "': " + ec.message());
+}
+
 }  // namespace dattn::pipeline

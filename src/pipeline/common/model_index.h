@@ -21,5 +21,9 @@ std::string require_dir(const std::string& dir, const std::string& name);
 void require_file(const std::string& path);
 // A component's JSON config file (guider_config.json, ...) as an object, or UserError naming it.
 nlohmann::json read_json_object_file(const std::string& path);
+// Writing a pipeline directory (make-pipeline): a JSON file, indented; a regular file copied (its folder
+// made). UserError naming the path.
+void write_json_file(const std::string& path, const nlohmann::json& j);
+void copy_into(const std::string& from, const std::string& to);
 
 }  // namespace dattn::pipeline

@@ -1,13 +1,7 @@
-// Random Qwen2.5-VL text model checkpoints (see qwen2_5_vl_random.h).
-#include "dattn/models/qwen2_5_vl_random.h"
+// Parameter lists of the transformers text encoders (see text_encoder_manifest.h).
+#include "dattn/models/text_encoder_manifest.h"
 
-#include <fstream>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
-
-#include "dattn/core/error.h"
-#include "dattn/core/files.h"
+#include <string>
 
 namespace dattn {
 
@@ -34,17 +28,24 @@ std::vector<ParamSpec> qwen25vl_text_manifest(const Qwen25VLTextConfig& c) {
   return m;
 }
 
-RandomCheckpointSummary write_random_qwen25vl_text_model(const std::string& config_path, const std::string& out_dir,
-                                                         const RandomCheckpointOptions& options) {
-  refuse_special_file(config_path, "config");
-  std::ifstream in(config_path, std::ios::binary);
-  if (!in) throw UserError(config_path + ": cannot open the config");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw UserError(config_path + ": not a JSON object");
-  const auto config = Qwen25VLTextConfig::from_json(j, config_path);
-  return write_random_params(out_dir, "model", ss.str(), qwen25vl_text_manifest(config), "Qwen2_5_VLTextModel", options);
+std::vector<ParamSpec> t5_encoder_manifest(const T5EncoderConfig& c) {
+  const std::int64_t d = c.d_model, inner = c.num_heads * c.d_kv;
+  std::vector<ParamSpec> m;
+  m.push_back({"shared.weight", {c.vocab_size, d}, ParamKind::Embedding});
+  for (std::int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "encoder.block." + std::to_string(i) + ".layer.";
+    for (const char* n : {"q", "k", "v"}) m.push_back({p + "0.SelfAttention." + n + ".weight", {inner, d}, ParamKind::Weight});
+    m.push_back({p + "0.SelfAttention.o.weight", {d, inner}, ParamKind::Weight});
+    if (i == 0 || !c.shared_position_bias)
+      m.push_back({p + "0.SelfAttention.relative_attention_bias.weight", {c.num_buckets, c.num_heads}, ParamKind::Bias});
+    m.push_back({p + "0.layer_norm.weight", {d}, ParamKind::NormWeight});
+    m.push_back({p + "1.DenseReluDense.wi_0.weight", {c.d_ff, d}, ParamKind::Weight});
+    m.push_back({p + "1.DenseReluDense.wi_1.weight", {c.d_ff, d}, ParamKind::Weight});
+    m.push_back({p + "1.DenseReluDense.wo.weight", {d, c.d_ff}, ParamKind::Weight});
+    m.push_back({p + "1.layer_norm.weight", {d}, ParamKind::NormWeight});
+  }
+  m.push_back({"encoder.final_layer_norm.weight", {d}, ParamKind::NormWeight});
+  return m;
 }
 
 }  // namespace dattn

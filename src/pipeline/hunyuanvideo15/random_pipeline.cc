@@ -1,0 +1,69 @@
+// write_random_hv15_pipeline: a HunyuanVideo15Pipeline directory with random weights (see the header).
+#include "dattn/pipeline/hunyuanvideo15/random_pipeline.h"
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/core/error.h"
+#include "dattn/core/files.h"
+#include "dattn/models/random_checkpoint.h"
+#include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
+#include "pipeline/common/model_index.h"
+
+namespace dattn {
+namespace {
+
+namespace fs = std::filesystem;
+
+void copy_folder(const std::string& from, const fs::path& to) {
+  if (!fs::is_directory(from)) throw UserError("'" + from + "': not a directory (a tokenizer folder to copy)");
+  for (const auto& e : fs::directory_iterator(from))
+    if (e.is_regular_file()) pipeline::copy_into(e.path().string(), (to / e.path().filename()).string());
+}
+
+// model_index.json as diffusers' save_pretrained writes it for HunyuanVideo15Pipeline.
+nlohmann::json model_index() {
+  return {{"_class_name", "HunyuanVideo15Pipeline"},
+          {"_diffusers_version", "0.40.0.dev0"},
+          {"guider", {"diffusers", "ClassifierFreeGuidance"}},
+          {"scheduler", {"diffusers", "FlowMatchEulerDiscreteScheduler"}},
+          {"text_encoder", {"transformers", "Qwen2_5_VLTextModel"}},
+          {"text_encoder_2", {"transformers", "T5EncoderModel"}},
+          {"tokenizer", {"transformers", "Qwen2TokenizerFast"}},
+          {"tokenizer_2", {"transformers", "ByT5Tokenizer"}},
+          {"transformer", {"diffusers", "HunyuanVideo15Transformer3DModel"}},
+          {"vae", {"diffusers", "AutoencoderKLHunyuanVideo15"}}};
+}
+
+}  // namespace
+
+void write_random_hv15_pipeline(const std::string& out_dir, const RandomHv15PipelineSpec& spec) {
+  const fs::path out(out_dir);
+  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+    throw UserError("--out '" + out_dir + "' exists and is not an empty directory");
+  for (const std::string* f : {&spec.transformer_config, &spec.vae_config, &spec.text_encoder_config,
+                               &spec.text_encoder_2_config, &spec.scheduler_config, &spec.guider_config})
+    (void)pipeline::read_json_object_file(*f);  // every input readable before gigabytes are written
+  OutputDirectory output(out_dir, "--out");      // a failed component removes the whole pipeline
+  RandomCheckpointOptions o;
+  o.dtype = spec.dtype;
+  o.seed = spec.seed;
+  write_random_checkpoint(spec.transformer_config, (out / "transformer").string(), o);
+  o.seed = spec.seed + 2;
+  write_random_checkpoint(spec.text_encoder_config, (out / "text_encoder").string(), o);
+  o.dtype = DType::F32;  // the VAE and ByT5 ship in float32
+  o.seed = spec.seed + 1;
+  write_random_checkpoint(spec.vae_config, (out / "vae").string(), o);
+  o.seed = spec.seed + 3;
+  write_random_checkpoint(spec.text_encoder_2_config, (out / "text_encoder_2").string(), o);
+  copy_folder(spec.tokenizer_dir, out / "tokenizer");
+  copy_folder(spec.tokenizer_2_dir, out / "tokenizer_2");
+  pipeline::copy_into(spec.scheduler_config, (out / "scheduler" / "scheduler_config.json").string());
+  pipeline::copy_into(spec.guider_config, (out / "guider" / "guider_config.json").string());
+  pipeline::write_json_file((out / "model_index.json").string(), model_index());
+  (void)inspect_hv15_pipeline(out_dir);  // the components must fit together (channels, text widths)
+  output.commit();
+}
+
+}  // namespace dattn
