@@ -164,6 +164,25 @@ TEST(Hv15GoldenBf16, ReportsErrorAtBf16Tolerance) {
   EXPECT_LE(out.rel_l2, 2e-2);
 }
 
+// The pipeline passes t.to(latents.dtype): in bf16 predict() must see 936 for 937.5, exactly.
+TEST(Hv15Transformer, PredictRoundsTheTimestepToTheRunDtype) {
+  SafetensorsFile f(hv15_transformer_case());
+  const auto model = HunyuanVideo15Transformer::load(hv15_tiny_transformer_dir(), {Device::CPU, DType::BF16, {}});
+  const Hv15Case c = read_hv15_case(f);
+  Conditioning cond;
+  cond.tensors[kHv15TextInput] = c.text.encoder_hidden_states;
+  cond.tensors[kHv15TextMask] = c.text.encoder_attention_mask;
+  cond.tensors[kHv15GlyphInput] = c.text.encoder_hidden_states_2;
+  cond.tensors[kHv15GlyphMask] = c.text.encoder_attention_mask_2;
+  // The golden hidden_states are latents ++ zero conditioning ++ zero mask: predict() appends those zeros.
+  const Tensor latents = c.hidden_states.to(DType::F32).reshape({17, 72}).narrow0(0, 8).clone().reshape({1, 8, 3, 4, 6});
+  const Tensor predicted = model.predict(latents, 937.5, cond);
+  const Tensor at_936 = model.forward(c.hidden_states, Tensor::from_f64({936.0}, {1}, DType::F64), c.text);
+  const Tensor at_937_5 = model.forward(c.hidden_states, Tensor::from_f64({937.5}, {1}, DType::F64), c.text);
+  EXPECT_EQ(predicted.to_f32_vector(), at_936.to(DType::F32).to_f32_vector());
+  EXPECT_NE(predicted.to_f32_vector(), at_937_5.to(DType::F32).to_f32_vector());
+}
+
 std::string error_of(const std::function<void()>& f) {
   try {
     f();

@@ -1,7 +1,7 @@
 // The whole HunyuanVideo-1.5 text-to-video pipeline against diffusers (tests/golden/hv15_tiny/cases/
 // pipeline_t2v): float32 on the CPU from the same initial noise, compared stage by stage in pipeline order
 // (the text embeddings' valid rows and masks, the latents after every step, the video), so a failure names
-// the first stage that disagrees; the same on CUDA (bf16 and fp32).
+// the first stage that disagrees; the same on CUDA (fp32; bf16 against the CPU's bf16 run).
 #include <fstream>
 #include <string>
 #include <vector>
@@ -123,19 +123,29 @@ TEST_P(Hv15PipelineGolden, EveryStageMatchesDiffusersOnCpuFp32) {
 INSTANTIATE_TEST_SUITE_P(Guidance, Hv15PipelineGolden, ::testing::Values(GuidanceMode::Sequential, GuidanceMode::Batched),
                          [](const auto& info) { return std::string(info.param == GuidanceMode::Batched ? "Batched" : "Sequential"); });
 
-// On CUDA: fp32 (TF32 convolutions in the VAE: 1e-3) and bf16 (the run dtype users get: 3e-2).
-TEST(Hv15PipelineGoldenCuda, Fp32AndBf16OnTheDevice) {
+// On CUDA in fp32 against diffusers (TF32 convolutions in the VAE: 1e-3). In bf16 the transformer sees
+// the timesteps rounded to bf16 (936 for 937.5, as diffusers' bf16 pipeline passes them), so a bf16 run
+// is not the float32 golden run: it is compared with the CPU's bf16 run of the same request instead.
+TEST(Hv15PipelineGoldenCuda, Fp32MatchesDiffusersAndBf16MatchesTheCpu) {
   DATTN_SKIP_WITHOUT_CUDA();
   const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
-  for (const auto& [dtype, limit] : {std::pair{DType::F32, 1e-3}, std::pair{DType::BF16, 3e-2}}) {
-    PipelineOptions options;
-    options.device = Device::CUDA;
-    options.dtype = dtype;
-    const auto pipeline = load_pipeline(golden_dir() + kPipeline, options);
-    GenerationResult result;
-    const auto stages = run_stages(*pipeline, golden_request(want), want, result);
-    EXPECT_EQ(first_failure(stages, limit, "cuda " + std::string(dtype_name(dtype))), "") << dtype_name(dtype);
-  }
+  const GenerationRequest request = golden_request(want);
+  PipelineOptions options;
+  options.device = Device::CUDA;
+  GenerationResult result;
+  const auto fp32 = load_pipeline(golden_dir() + kPipeline, options);
+  EXPECT_EQ(first_failure(run_stages(*fp32, request, want, result), 1e-3, "cuda fp32"), "");
+
+  options.dtype = DType::BF16;
+  const Tensor gpu = load_pipeline(golden_dir() + kPipeline, options)->run(request).frames;
+  options.device = Device::CPU;
+  const Tensor cpu = load_pipeline(golden_dir() + kPipeline, options)->run(request).frames;
+  const auto g = gpu.to_f64_vector(), c = cpu.to_f64_vector();
+  ASSERT_EQ(g.size(), c.size());
+  const ErrorStats e = compare(g.data(), c.data(), c.size());
+  std::printf("cuda bf16 vs cpu bf16 output.video %s\n", describe(e).c_str());
+  EXPECT_EQ(e.nonfinite, 0u);
+  EXPECT_LE(e.rel_l2, 3e-2);
 }
 
 TEST(Hv15Pipeline, BadRequestsAreRefusedBeforeAnyWork) {
