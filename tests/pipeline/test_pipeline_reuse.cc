@@ -3,6 +3,10 @@
 #include <string>
 #include <vector>
 
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "dattn/core/error.h"
@@ -79,8 +83,21 @@ TEST(PipelineReuse, CancelledRunStopsBeforeTheNextStep) {
 }
 
 TEST(PipelineRegistry, UnknownClassListsTheRegisteredOnes) {
-  EXPECT_EQ(registered_pipeline_classes(), std::vector<std::string>{"WanPipeline"});
+  EXPECT_EQ(registered_pipeline_classes(), (std::vector<std::string>{"WanPipeline", "HunyuanVideo15Pipeline"}));
   EXPECT_THROW(load_pipeline("/nonexistent/pipeline", PipelineOptions{}), UserError);
+  // A folder whose model_index.json names another class gets the list.
+  const std::string dir = ::testing::TempDir() + "/dattn_registry_unknown_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/model_index.json") << R"({"_class_name": "FluxPipeline"})";
+  try {
+    load_pipeline(dir, PipelineOptions{});
+    ADD_FAILURE() << "FluxPipeline was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("'FluxPipeline' is not supported; dattn runs WanPipeline, HunyuanVideo15Pipeline"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
