@@ -1,11 +1,11 @@
 // A loaded Pipeline serves many requests and several pipelines live in one process: requests run
 // alternately on two pipelines, and several in a row on one, give the same frames as single runs.
-#include <string>
-#include <vector>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
