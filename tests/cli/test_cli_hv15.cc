@@ -80,5 +80,51 @@ TEST(CliHv15MakeCheckpoint, WritesALoadableHunyuanVideo15Transformer) {
   fs::remove(out);
 }
 
+// The seed's command on the tiny golden pipeline (its initial noise given, since torch's generator is not
+// dattn's): the video matches diffusers' run.
+std::string generate_args(const std::string& output, const std::string& size = "--height 64 --width 96",
+                          const std::string& frames = "--num-frames 9") {
+  return "generate --device cpu --model " + shell_quote(golden("hv15_tiny/pipeline")) +
+         " --prompt 'A red neon sign that says \"OPEN 24/7\" glowing above a diner door at night.' " + size + " " +
+         frames + " --num-inference-steps 4 --guidance-scale 6.0 --seed 42 --output " + shell_quote(output);
+}
+
+TEST(CliHv15Generate, ReproducesTheGoldenPipeline) {
+  const std::string out = temp_path("video.safetensors");
+  const std::string golden_case = golden("hv15_tiny/cases/pipeline_t2v.safetensors");
+  const CliResult r = run_dattn(generate_args(out) + " --initial-latents " + shell_quote(golden_case));
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"9 frames of 96x64", "role=self backend=FLASH_ATTN", "role=hunyuanvideo15.refiner backend=FLASH_ATTN",
+                        "load text encoders", "text encoding", "denoising", "vae decode"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
+  EXPECT_NE(r.err.find("role='text_encoder.self'"), std::string::npos) << r.err;
+  SafetensorsFile got(out), want(golden_case);
+  const auto g = got.read_f64("video"), w = want.read_f64("output.video");
+  ASSERT_EQ(g.size(), w.size());
+  const ErrorStats e = compare(g.data(), w.data(), w.size());
+  EXPECT_EQ(e.nonfinite, 0u);
+  EXPECT_LE(e.rel_l2, 1e-5) << describe(e);
+  fs::remove(out);
+}
+
+void expect_refused(const std::string& args, const std::string& output, const std::string& message) {
+  const CliResult r = run_dattn(args);
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find(message), std::string::npos) << "stderr: " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "stderr: " << r.err;  // no work started
+  EXPECT_FALSE(fs::exists(output)) << output;
+}
+
+TEST(CliHv15Generate, RefusesBadArgumentsBeforeAnyWork) {
+  const std::string out = temp_path("bad.safetensors");
+  expect_refused(generate_args(out, "--height 60 --width 96"), out, "--height 60 must be a positive multiple of 16");
+  expect_refused(generate_args(out, "--height 64 --width 100"), out, "--width 100 must be a positive multiple of 16");
+  expect_refused(generate_args(out, "--height 64 --width 96", "--num-frames 8"), out, "--num-frames 8 must be 4k+1");
+  expect_refused(generate_args(out) + " --num-inference-steps 0", out, "--num-inference-steps");
+  // A per_role key that names no role of the model (a typo) is refused with the closest one.
+  expect_refused(generate_args(out) + " --diffusion-attention-config.per_role.hunyuanvideo15.refinr.backend TORCH_SDPA",
+                 out, "did you mean 'hunyuanvideo15.refiner'");
+}
+
 }  // namespace
 }  // namespace dattn::testing
