@@ -24,14 +24,6 @@ namespace {
 
 using namespace dattn;
 
-Tensor gaussian(const Shape& shape, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist;
-  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (float& x : v) x = dist(rng);
-  return Tensor::from_f32(v, shape);
-}
-
 Tensor prefix_mask(std::int64_t batch, std::int64_t length, std::int64_t valid) {
   std::vector<float> m(static_cast<std::size_t>(batch * length), 0.0f);
   for (std::int64_t b = 0; b < batch; ++b)
@@ -59,31 +51,26 @@ int run(int argc, char** argv) {
   app.add_option("--json", json_path, "also write the results here");
   CLI11_PARSE(app, argc, argv);
 
-  if (!make_config.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const RandomCheckpointSummary sum = write_random_checkpoint(make_config, model, RandomCheckpointOptions{});
-    std::fprintf(stderr, "wrote %zu tensors (%.2f B parameters) to %s in %.1f s\n", sum.tensors, sum.parameters / 1e9,
-                 model.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  bench::make_checkpoint_if_asked(make_config, model);
   Hv15RunOptions options;
   options.device = Device::CUDA;
-  const auto dt = parse_dtype(dtype_name_);
-  if (!dt) throw UserError("--dtype '" + dtype_name_ + "': expected bf16, fp16 or fp32");
-  options.dtype = *dt;
-  AttentionFlags flags;
-  if (!backend.empty()) flags.backend_shorthand = backend;
-  options.attention = settings_from_command_line(flags);
+  const bench::RunFlags flags = bench::run_flags(dtype_name_, backend);
+  options.dtype = flags.dtype;
+  options.attention = flags.attention;
 
   const auto load0 = std::chrono::steady_clock::now();
   const HunyuanVideo15Transformer m = HunyuanVideo15Transformer::load(model, options);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load0).count();
   const std::size_t weights = device_bytes_in_use();
   const auto& cfg = m.config();
-  const Tensor hidden = gaussian({batch, cfg.in_channels, frames, height, width}, 1).to(options.dtype).to(Device::CUDA);
+  const Tensor hidden =
+      bench::gaussian({batch, cfg.in_channels, frames, height, width}, 1).to(options.dtype).to(Device::CUDA);
   Hv15TextInputs text;
-  text.encoder_hidden_states = gaussian({batch, 1000, cfg.text_embed_dim}, 2).to(options.dtype).to(Device::CUDA);
+  text.encoder_hidden_states =
+      bench::gaussian({batch, 1000, cfg.text_embed_dim}, 2).to(options.dtype).to(Device::CUDA);
   text.encoder_attention_mask = prefix_mask(batch, 1000, qwen_valid);
-  text.encoder_hidden_states_2 = gaussian({batch, 256, cfg.text_embed_2_dim}, 3).to(options.dtype).to(Device::CUDA);
+  text.encoder_hidden_states_2 =
+      bench::gaussian({batch, 256, cfg.text_embed_2_dim}, 3).to(options.dtype).to(Device::CUDA);
   text.encoder_attention_mask_2 = prefix_mask(batch, 256, byt5_valid);
   const Tensor timestep = Tensor::from_f32({500.f}, {1});
 

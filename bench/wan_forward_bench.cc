@@ -24,14 +24,6 @@ namespace {
 
 using namespace dattn;
 
-Tensor gaussian(const Shape& shape, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> dist;
-  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (float& x : v) x = dist(rng);
-  return Tensor::from_f32(v, shape);
-}
-
 int run(int argc, char** argv) {
   CLI::App app{"Time one Wan transformer forward at full size (see bench/wan_forward_torch.py for the baseline)"};
   std::string model, dtype_name_ = "bf16", backend, json_path;
@@ -58,31 +50,24 @@ int run(int argc, char** argv) {
   app.add_option("--json", json_path, "also write the results here");
   CLI11_PARSE(app, argc, argv);
 
-  if (!make_config.empty()) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const RandomCheckpointSummary sum = write_random_checkpoint(make_config, model, RandomCheckpointOptions{});
-    std::fprintf(stderr, "wrote %zu tensors (%.2f B parameters) to %s in %.1f s\n", sum.tensors, sum.parameters / 1e9,
-                 model.c_str(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  bench::make_checkpoint_if_asked(make_config, model);
   WanRunOptions options;
   options.device = Device::CUDA;
-  const auto dt = parse_dtype(dtype_name_);
-  if (!dt) throw UserError("--dtype '" + dtype_name_ + "': expected bf16, fp16 or fp32");
-  options.dtype = *dt;
-  AttentionFlags flags;
-  if (!backend.empty()) flags.backend_shorthand = backend;
-  options.attention = settings_from_command_line(flags);
+  const bench::RunFlags flags = bench::run_flags(dtype_name_, backend);
+  options.dtype = flags.dtype;
+  options.attention = flags.attention;
 
   const auto load0 = std::chrono::steady_clock::now();
   const WanTransformer m = WanTransformer::load(model, options);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load0).count();
   const std::size_t weights = device_bytes_in_use();
   const auto& cfg = m.config();
-  const Tensor hidden = gaussian({batch, cfg.in_channels, frames, height, width}, 1).to(options.dtype).to(Device::CUDA);
+  const Tensor hidden =
+      bench::gaussian({batch, cfg.in_channels, frames, height, width}, 1).to(options.dtype).to(Device::CUDA);
   const std::int64_t tokens = (frames / cfg.patch_size[0]) * (height / cfg.patch_size[1]) * (width / cfg.patch_size[2]);
   const Tensor timestep = per_token ? Tensor::from_f32(std::vector<float>(batch * tokens, 500.f), {batch, tokens})
                                     : Tensor::from_f32({500.f}, {1});
-  const Tensor ctx = gaussian({batch, text, cfg.text_dim}, 2).to(options.dtype).to(Device::CUDA);
+  const Tensor ctx = bench::gaussian({batch, text, cfg.text_dim}, 2).to(options.dtype).to(Device::CUDA);
 
   reset_device_peak();
   const bench::ForwardTiming t = bench::time_forward([&] { (void)m.forward(hidden, timestep, ctx); }, warmup, iters);

@@ -10,6 +10,12 @@
 
 namespace dattn::pipeline {
 
+std::int64_t checked_product(std::initializer_list<std::int64_t> factors, std::string_view what) {
+  std::int64_t n = 1;
+  for (std::int64_t f : factors) n = checked_mul(n, f, what);
+  return n;
+}
+
 std::int64_t StageNeed::total() const {
   std::int64_t sum = 0;
   for (const auto& [name, bytes] : parts) sum = checked_add(sum, bytes, "memory estimate of " + stage);

@@ -4,7 +4,9 @@
 // lower bound of what each stage must hold (what surely gets allocated, not a guess at the rest), so
 // a refusal is certain and a request that fits is never refused.
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -19,6 +21,9 @@ struct StageNeed {
   std::vector<std::pair<std::string, std::int64_t>> parts;  // "transformer weights" -> bytes
   std::int64_t total() const;
 };
+
+// The product of `factors`, overflow-checked: UserError naming `what` (the request fields it comes from).
+std::int64_t checked_product(std::initializer_list<std::int64_t> factors, std::string_view what);
 
 // Throws UserError when a stage needs more than is available: host MemAvailable, or the free memory of
 // the current CUDA device for device stages (where either cannot be asked, that side is not checked).

@@ -12,11 +12,7 @@ namespace {
 
 constexpr std::string_view kWhat = "--height x --width x --num-frames (the memory estimate)";
 
-std::int64_t mul(std::initializer_list<std::int64_t> factors) {
-  std::int64_t n = 1;
-  for (std::int64_t f : factors) n = checked_mul(n, f, kWhat);
-  return n;
-}
+std::int64_t mul(std::initializer_list<std::int64_t> factors) { return pipeline::checked_product(factors, kWhat); }
 
 }  // namespace
 
