@@ -10,26 +10,10 @@
 #include "dattn/io/weight_store.h"
 #include "dattn/models/hunyuanvideo15_vae.h"
 #include "dattn/ops/frames.h"
+#include "models/causal_vae/unused_tensors.h"
 #include "models/hunyuanvideo15_vae/decoder.h"
 
 namespace dattn {
-namespace {
-
-// The decoder leaves the encoder's tensors unread; anything else left over means the checkpoint does not
-// match the configuration.
-void require_decoder_tensors_used(const WeightStore& store) {
-  std::vector<std::string> rest;
-  for (const auto& name : store.unused())
-    if (!name.starts_with("encoder.")) rest.push_back(name);
-  if (rest.empty()) return;
-  std::string list;
-  for (std::size_t i = 0; i < rest.size() && i < 10; ++i) list += (i ? ", " : "") + rest[i];
-  if (rest.size() > 10) list += ", ...";
-  throw UserError(store.source() + ": " + std::to_string(rest.size()) +
-                  " tensors the HunyuanVideo-1.5 VAE decoder does not use (a checkpoint for another config?): " + list);
-}
-
-}  // namespace
 
 HunyuanVideo15Vae::HunyuanVideo15Vae() = default;
 HunyuanVideo15Vae::~HunyuanVideo15Vae() = default;
@@ -50,7 +34,7 @@ HunyuanVideo15Vae HunyuanVideo15Vae::load(const std::string& dir, Device device,
   WeightStore store(dir);
   const ops::ConvMath math = conv_math == HunyuanVideo15VaeConvMath::TF32 ? ops::ConvMath::TF32 : ops::ConvMath::FP32;
   vae.decoder_ = std::make_unique<hunyuanvideo15_vae::Decoder>(store, vae.config_, device, math);
-  require_decoder_tensors_used(store);
+  causal_vae::require_only_ignored_unused(store, {"encoder."}, "HunyuanVideo-1.5 VAE decoder");
   return vae;
 }
 

@@ -9,26 +9,10 @@
 #include "dattn/core/device.h"
 #include "dattn/core/device_memory.h"
 #include "dattn/ops/frames.h"
+#include "models/causal_vae/unused_tensors.h"
 #include "models/wan_vae/decoder.h"
 
 namespace dattn {
-namespace {
-
-// The decoder leaves the encoder's tensors unread; anything else left over means the checkpoint does not
-// match the configuration, as WeightStore::require_all_used reports for whole models.
-void require_decoder_tensors_used(const WeightStore& store) {
-  std::vector<std::string> rest;
-  for (const auto& name : store.unused())
-    if (!name.starts_with("encoder.") && !name.starts_with("quant_conv.")) rest.push_back(name);
-  if (rest.empty()) return;
-  std::string list;
-  for (std::size_t i = 0; i < rest.size() && i < 10; ++i) list += (i ? ", " : "") + rest[i];
-  if (rest.size() > 10) list += ", ...";
-  throw UserError(store.source() + ": " + std::to_string(rest.size()) +
-                  " tensors the Wan VAE decoder does not use (a checkpoint for another config?): " + list);
-}
-
-}  // namespace
 
 WanVae::WanVae() = default;
 WanVae::~WanVae() = default;
@@ -47,7 +31,7 @@ WanVae WanVae::load(const std::string& dir, Device device, DType dtype, WanVaeCo
   WeightStore store(dir);
   vae.decoder_ = std::make_unique<wan_vae::Decoder>(
       store, vae.config_, device, conv_math == WanVaeConvMath::TF32 ? ops::ConvMath::TF32 : ops::ConvMath::FP32);
-  require_decoder_tensors_used(store);
+  causal_vae::require_only_ignored_unused(store, {"encoder.", "quant_conv."}, "Wan VAE decoder");
   return vae;
 }
 

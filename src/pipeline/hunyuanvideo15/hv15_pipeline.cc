@@ -11,12 +11,11 @@
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
-#include "dattn/pipeline/noise.h"
 #include "pipeline/common/component_slot.h"
 #include "pipeline/common/denoise_loop.h"
+#include "pipeline/common/family_run.h"
 #include "pipeline/common/memory_check.h"
 #include "pipeline/common/stage_clock.h"
-#include "pipeline/common/stage_memory.h"
 #include "pipeline/common/video_frames.h"
 #include "pipeline/hunyuanvideo15/request_memory.h"
 #include "pipeline/hunyuanvideo15/text_stage.h"
@@ -27,8 +26,7 @@ namespace {
 
 using pipeline::ComponentSlot;
 using pipeline::StageClock;
-using pipeline::StageMemoryScope;
-using StageTimes = std::vector<std::pair<std::string, double>>;
+using pipeline::StageTimes;
 
 class Hv15Pipeline final : public Pipeline {
  public:
@@ -79,45 +77,31 @@ class Hv15Pipeline final : public Pipeline {
     const ContextScope bound(*context_);
     // diffusers: the guider runs two conditions when enabled and guidance_scale > 1.
     const bool guidance = info_.guider_enabled && request.guidance_scale > 1.0;
-    GenerationResult result;
-    GenerationReport& report = result.report;
+    GenerationReport report;
     report.guidance = guidance_mode_;
     report.attention = attention_;
-
-    Conditioning prompt;
-    std::optional<Conditioning> negative;
-    {
-      const StageMemoryScope memory("text encoder", *context_);
-      auto text = text_.acquire(report.stage_ms);
+    pipeline::FamilyStages stages;
+    stages.encode = [&](bool g, Conditioning& prompt, std::optional<Conditioning>& negative, StageTimes& times) {
+      auto text = text_.acquire(times);
       StageClock clock;
       prompt = hv15::encode_prompt(*text, request.prompt, options_.device, options_.dtype);
-      if (guidance) negative = hv15::encode_prompt(*text, request.negative_prompt, options_.device, options_.dtype);
-      context_->synchronize();
-      report.stage_ms.emplace_back("text encoding", clock.ms());
-      report.stage_memory.push_back(memory.finish());
-    }
-    if (observer.on_conditioning) observer.on_conditioning(prompt, negative ? &*negative : nullptr);
-
-    const Tensor noise = request.initial_latents.defined() ? request.initial_latents
-                                                           : seeded_gaussian(latent_shape(request), request.seed);
-    Tensor latents;
-    {
-      const StageMemoryScope memory("denoising", *context_);
-      latents = denoise(request, noise, std::move(prompt), std::move(negative), observer, report);
-      report.stage_memory.push_back(memory.finish());
-    }
-    result.final_latents = latents.to(Device::CPU);
-    {
-      const StageMemoryScope memory("vae decode", *context_);
-      auto vae = vae_.acquire(report.stage_ms);
+      if (g) negative = hv15::encode_prompt(*text, request.negative_prompt, options_.device, options_.dtype);
+      context_->synchronize();  // the encoders' device work belongs to this stage's time
+      times.emplace_back("text encoding", clock.ms());
+    };
+    stages.denoise = [&](const Tensor& noise, Conditioning prompt, std::optional<Conditioning> negative,
+                         GenerationReport& r) { return denoise(request, noise, std::move(prompt), std::move(negative), observer, r); };
+    stages.decode = [&](const Tensor& latents, StageTimes& times) {
+      auto vae = vae_.acquire(times);
       StageClock clock;
-      const Tensor decoded = vae->decode(hunyuanvideo15_unscale_latents(latents, vae->config()));
-      pipeline::check_decoded_video(decoded);
-      result.frames = pipeline::video_to_frames(decoded.to(Device::CPU));
-      report.stage_ms.emplace_back("vae decode", clock.ms());
-      report.stage_memory.push_back(memory.finish());
-    }
-    return result;
+      const Tensor decoded = vae->decode(hunyuanvideo15_unscale_latents(latents.to(options_.device), vae->config()));
+      pipeline::check_decoded_video(decoded);  // the latents were finite: NaN or Inf here is the VAE's
+      Tensor frames = pipeline::video_to_frames(decoded.to(Device::CPU));
+      times.emplace_back("vae decode", clock.ms());
+      return frames;
+    };
+    return pipeline::run_family_stages(stages, request, guidance, latent_shape(request), *context_, observer,
+                                       std::move(report));
   }
 
  private:

@@ -11,15 +11,14 @@
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
-#include "dattn/pipeline/noise.h"
 #include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/wan/prompt_embeds.h"
 #include "dattn/text/prompt_clean.h"
 #include "dattn/text/tokenizer.h"
 #include "pipeline/common/component_slot.h"
 #include "pipeline/common/denoise_loop.h"
+#include "pipeline/common/family_run.h"
 #include "pipeline/common/stage_clock.h"
-#include "pipeline/common/stage_memory.h"
 #include "pipeline/common/video_frames.h"
 #include "pipeline/wan/request_memory.h"
 
@@ -28,8 +27,7 @@ namespace {
 
 using pipeline::ComponentSlot;
 using pipeline::StageClock;
-using pipeline::StageMemoryScope;
-using StageTimes = std::vector<std::pair<std::string, double>>;
+using pipeline::StageTimes;
 
 struct TextEncoder {
   T5Tokenizer tokenizer;
@@ -91,35 +89,18 @@ class WanPipeline final : public Pipeline {
     check(request);
     const ContextScope bound(*context_);
     const bool guidance = request.guidance_scale > 1.0;  // diffusers' do_classifier_free_guidance
-    GenerationResult result;
-    GenerationReport& report = result.report;
+    GenerationReport report;
     report.guidance = guidance_mode_;
     report.attention = attention_;
-
-    std::optional<Conditioning> negative;
-    Conditioning prompt;
-    {
-      const StageMemoryScope memory("text encoder", *context_);
-      encode_text(request, guidance, prompt, negative, report.stage_ms);
-      report.stage_memory.push_back(memory.finish());
-    }
-    if (observer.on_conditioning) observer.on_conditioning(prompt, negative ? &*negative : nullptr);
-
-    const Tensor noise = request.initial_latents.defined() ? request.initial_latents
-                                                           : seeded_gaussian(latent_shape(request), request.seed);
-    Tensor latents;
-    {
-      const StageMemoryScope memory("denoising", *context_);
-      latents = denoise(request, noise, std::move(prompt), std::move(negative), observer, report);
-      report.stage_memory.push_back(memory.finish());
-    }
-    result.final_latents = latents.to(Device::CPU);
-    {
-      const StageMemoryScope memory("vae decode", *context_);
-      result.frames = decode(result.final_latents, report.stage_ms);
-      report.stage_memory.push_back(memory.finish());
-    }
-    return result;
+    pipeline::FamilyStages stages;
+    stages.encode = [&](bool g, Conditioning& prompt, std::optional<Conditioning>& negative, StageTimes& times) {
+      encode_text(request, g, prompt, negative, times);
+    };
+    stages.denoise = [&](const Tensor& noise, Conditioning prompt, std::optional<Conditioning> negative,
+                         GenerationReport& r) { return denoise(request, noise, std::move(prompt), std::move(negative), observer, r); };
+    stages.decode = [&](const Tensor& latents, StageTimes& times) { return decode(latents, times); };
+    return pipeline::run_family_stages(stages, request, guidance, latent_shape(request), *context_, observer,
+                                       std::move(report));
   }
 
  private:
