@@ -14,15 +14,20 @@ namespace {
 // diffusers' num_hidden_layers_to_skip = 2: hidden_states[-3].
 constexpr std::int64_t kQwenHiddenStateIndex = -3;
 
-// [1, rows, width] zeros with x's first x.dim(1) rows copied in (x [1, n, width], n <= rows), and the mask
-// of those rows.
-void pad_rows(const Tensor& x, std::int64_t rows, Device device, DType dtype, Tensor& out, Tensor& mask) {
-  const std::int64_t n = x.defined() ? x.dim(1) : 0, width = out.dim(2);
-  out = Tensor::zeros({1, rows, width}, dtype, device);
-  if (n > 0) out.reshape({rows, width}).narrow0(0, n).copy_from(ops::cast(x.to(device), dtype).reshape({n, width}));
+struct Padded {
+  Tensor embeds;  // [1, rows, width] in the run dtype on the run device
+  Tensor mask;    // [1, rows] float32 0/1 on the host
+};
+
+// x's rows ([1, n, width], n <= rows; undefined: n = 0) followed by zero rows up to `rows`, and their mask.
+Padded pad_rows(const Tensor& x, std::int64_t rows, std::int64_t width, Device device, DType dtype) {
+  const std::int64_t n = x.defined() ? x.dim(1) : 0;
+  Padded p{Tensor::zeros({1, rows, width}, dtype, device), Tensor()};
+  if (n > 0) p.embeds.reshape({rows, width}).narrow0(0, n).copy_from(ops::cast(x.to(device), dtype).reshape({n, width}));
   std::vector<float> m(static_cast<std::size_t>(rows), 0.0f);
   for (std::int64_t i = 0; i < n; ++i) m[i] = 1.0f;
-  mask = Tensor::from_f32(m, {1, rows});
+  p.mask = Tensor::from_f32(m, {1, rows});
+  return p;
 }
 
 std::vector<std::int64_t> prefix(const std::vector<std::int64_t>& v, std::int64_t n) {
@@ -74,22 +79,19 @@ Conditioning encode_prompt(const TextEncoders& text, const std::string& prompt, 
                                                kQwenHiddenStateIndex);
   const std::int64_t width = hidden.dim(2);
   const Tensor kept = hidden.reshape({n, width}).narrow0(text.crop, n - text.crop).reshape({1, n - text.crop, width});
-  Tensor embeds = Tensor::zeros({1, 1, width}, dtype, device), mask;
-  pad_rows(kept, kHv15QwenTokens, device, dtype, embeds, mask);
-  c.tensors[kHv15TextInput] = embeds;
-  c.tensors[kHv15TextMask] = mask;
+  const Padded qwen = pad_rows(kept, kHv15QwenTokens, width, device, dtype);
+  c.tensors[kHv15TextInput] = qwen.embeds;
+  c.tensors[kHv15TextMask] = qwen.mask;
 
   // ByT5 over the quoted glyph text; none: zero embeddings and an all-zero mask, as diffusers does.
-  const std::int64_t d2 = text.byt5.config().d_model;
-  Tensor glyph = Tensor::zeros({1, 1, d2}, dtype, device), glyph_mask;
   Tensor encoded;
   if (const auto g = byt5_inputs(text.tokenizer_2, prompt, kHv15ByT5Tokens)) {
     const std::int64_t m = g->valid_length(0);
     encoded = text.byt5.encode(prefix(g->input_ids, m), prefix(g->attention_mask, m), 1, m);
   }
-  pad_rows(encoded, kHv15ByT5Tokens, device, dtype, glyph, glyph_mask);
-  c.tensors[kHv15GlyphInput] = glyph;
-  c.tensors[kHv15GlyphMask] = glyph_mask;
+  const Padded glyph = pad_rows(encoded, kHv15ByT5Tokens, text.byt5.config().d_model, device, dtype);
+  c.tensors[kHv15GlyphInput] = glyph.embeds;
+  c.tensors[kHv15GlyphMask] = glyph.mask;
   return c;
 }
 
