@@ -13,6 +13,9 @@ pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+# dattn serve: SQLite keeps the job store, cpp-httplib (Debian's compiled library) serves HTTP.
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 # DATTN_VIDEO=auto writes mp4/png through FFmpeg when its libraries are found, on requires them, off
 # builds without (only .safetensors video output; for machines without FFmpeg, e.g. the GPU machine).
 set(DATTN_VIDEO "auto" CACHE STRING "mp4/png output through FFmpeg: auto, on or off")

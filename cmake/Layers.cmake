@@ -1,6 +1,6 @@
 # One static library per layer of src/ (cmake/CheckLayers.cmake states the order):
 #   dattn_core (src/core, with src/core/cuda) <- dattn_io, dattn_text <- dattn_attention, dattn_ops
-#   <- dattn_models <- dattn_pipeline <- the dattn executable (tools/dattn)
+#   <- dattn_models <- dattn_pipeline <- dattn_serve <- the dattn executable (tools/dattn)
 # A layer links only the layers below it, so a call upward or sideways fails to link as an include
 # upward or sideways fails the configure-time check.
 
@@ -82,3 +82,7 @@ endif()
 dattn_add_layer(models DEPS dattn_attention dattn_ops dattn_io dattn_text)
 
 dattn_add_layer(pipeline DEPS dattn_models)
+
+# The HTTP server of `dattn serve`: the job store in SQLite, HTTP through cpp-httplib.
+dattn_add_layer(serve DEPS dattn_pipeline PkgConfig::HTTPLIB)
+target_link_libraries(dattn_serve PRIVATE PkgConfig::SQLITE3)

@@ -30,6 +30,7 @@ Command add_make_checkpoint_command(CLI::App& root);
 Command add_transformer_command(CLI::App& root);
 Command add_make_pipeline_command(CLI::App& root);
 Command add_generate_command(CLI::App& root);
+Command add_serve_command(CLI::App& root);
 
 // Adds the attention configuration flags to a command's --help (they are parsed before CLI11 runs).
 void document_attention_flags(CLI::App& app);

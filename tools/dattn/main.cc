@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     std::vector<Command> commands = {add_resolve_command(app), add_backends_command(app),
                                      add_attention_command(app),   add_make_checkpoint_command(app),
                                      add_transformer_command(app), add_make_pipeline_command(app),
-                                     add_generate_command(app)};
+                                     add_generate_command(app),    add_serve_command(app)};
 
     CommandContext ctx;
     ctx.attention_flags = extract_attention_flags(args);

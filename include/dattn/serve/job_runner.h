@@ -1,0 +1,47 @@
+#pragma once
+// Runs one job on the loaded pipeline (the queue's worker calls it): records each step in the job
+// store, stops at the next step when cancelled, writes the video under --output-dir and records how the
+// job ended. Never throws: every failure becomes the job's error.
+#include <atomic>
+#include <string>
+#include <utility>
+
+#include "dattn/pipeline/pipeline.h"
+#include "dattn/serve/job_queue.h"
+#include "dattn/serve/job_store.h"
+#include "dattn/serve/metrics.h"
+
+namespace dattn::serve {
+
+// Where a job's files live: DIR/videos/ID.mp4 (ID checked by valid_job_id), DIR/images/ for the
+// PNGs of an image request while it is answered.
+std::string video_path(const std::string& output_dir, const std::string& id);
+std::string images_dir(const std::string& output_dir);
+
+class JobRunner {
+ public:
+  // `stopping`: set at shutdown, so a job cancelled by it ends failed (the client did not cancel it).
+  JobRunner(Pipeline& pipeline, JobStore& store, Metrics& metrics, std::string output_dir,
+            const std::atomic<bool>& stopping)
+      : pipeline_(pipeline), store_(store), metrics_(metrics), output_dir_(std::move(output_dir)), stopping_(stopping) {}
+  void operator()(Job& job);
+
+ private:
+  GenerationResult generate(Job& job, const GenerationRequest& request);
+  void run_video(Job& job);
+  void run_images(Job& job);
+
+  Pipeline& pipeline_;
+  JobStore& store_;
+  Metrics& metrics_;
+  std::string output_dir_;
+  const std::atomic<bool>& stopping_;
+};
+
+// Why a job that the shutdown interrupted failed.
+extern const char* const kShutdownReason;
+
+// The report a completed job keeps: stage durations (ms) and peak memory (bytes) per stage group.
+nlohmann::json report_json(const GenerationReport& report);
+
+}  // namespace dattn::serve

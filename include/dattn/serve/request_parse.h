@@ -1,0 +1,48 @@
+#pragma once
+// A video or image request's fields turned into a GenerationRequest, refused (400, naming the field)
+// before it is queued: the server's limits first, then the model's own checks (Pipeline::check, the
+// checks and messages of `dattn generate`) and the H.264 frame-size rule.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dattn/pipeline/pipeline.h"
+#include "dattn/serve/request_fields.h"
+
+namespace dattn::serve {
+
+// What one request may ask for, so a request cannot exhaust the machine.
+struct ServeLimits {
+  std::int64_t max_width = 1920, max_height = 1920, max_frames = 241;
+  int max_steps = 200;
+  std::size_t max_body_bytes = 1 << 20;
+  std::size_t max_prompt_chars = 16384;
+  int max_images = 4;  // n of one image request
+};
+
+// What a request that leaves a field out gets.
+struct RequestDefaults {
+  std::int64_t width = 832, height = 480, num_frames = 81;
+  int num_inference_steps = 50;
+  int fps = 16;
+  double guidance_scale = 5.0;
+};
+
+struct VideoRequest {
+  GenerationRequest generation;
+  int fps = 16;
+  nlohmann::json to_json() const;  // what the job store keeps and the video object shows
+};
+
+struct ImageRequest {
+  GenerationRequest generation;  // one frame
+  int n = 1;
+};
+
+VideoRequest parse_video_request(const RequestFields& fields, const ServeLimits& limits,
+                                 const RequestDefaults& defaults, const Pipeline& pipeline, const std::string& model);
+ImageRequest parse_image_request(const RequestFields& fields, const ServeLimits& limits,
+                                 const RequestDefaults& defaults, const Pipeline& pipeline, const std::string& model);
+
+}  // namespace dattn::serve

@@ -1,0 +1,69 @@
+// The routes beside /v1/videos: /health, /v1/models, /metrics and the images API.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "dattn/serve/api_error.h"
+#include "dattn/serve/base64.h"
+#include "dattn/serve/request_parse.h"
+#include "serve/server_state.h"
+
+namespace dattn::serve {
+namespace {
+
+void images(ServerState& s, const httplib::Request& req, httplib::Response& res) {
+  if (!s.video_unavailable.empty())
+    throw ApiError(501, "this build cannot write .png: " + s.video_unavailable, "server_error", std::nullopt,
+                   "image_unavailable");
+  const ImageRequest image = parse_image_request(fields_of(req), s.options.limits, s.options.defaults, *s.pipeline,
+                                                 s.options.model);
+  auto job = std::make_shared<Job>();
+  job->id = new_job_id();
+  job->kind = JobKind::Image;
+  job->persisted = false;
+  job->request = image.generation;
+  job->count = image.n;
+  enqueue(s, job);
+  job->wait();
+  if (job->state != JobState::Completed)
+    throw ApiError(500, std::string("image generation ") + state_name(job->state) + ": " + job->error, "server_error",
+                   std::nullopt, state_name(job->state));
+  nlohmann::json data = nlohmann::json::array();
+  for (const std::string& png : job->images_png) data.push_back({{"b64_json", base64_encode(png)}});
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  send_json(res, 200, {{"created", std::chrono::duration_cast<std::chrono::seconds>(now).count()}, {"data", data}});
+}
+
+}  // namespace
+
+nlohmann::json model_card(const ServerState& s) {
+  const Pipeline& p = *s.pipeline;
+  nlohmann::json attention = nlohmann::json::array();
+  for (const Resolution& r : p.attention()) {
+    attention.push_back({{"role", r.role}, {"backend", r.backend}, {"source", r.source}, {"extra", r.extra}});
+    if (r.category) attention.back()["category"] = *r.category;
+  }
+  return {{"id", s.options.model}, {"object", "model"}, {"owned_by", "dattn"}, {"class_name", p.class_name()},
+          {"device", std::string(device_name(p.options().device))}, {"dtype", std::string(dtype_name(p.options().dtype))},
+          {"attention", attention}};
+}
+
+void add_service_routes(httplib::Server& http, ServerState& s) {
+  http.Get("/health", [&s](const httplib::Request&, httplib::Response& res) {
+    if (s.ready && !s.stopping) return send_json(res, 200, {{"status", "ok"}});
+    send_json(res, 503, not_ready(s.stopping ? "shutting down" : "loading the model").body());
+  });
+  http.Get("/v1/models", guarded(s, true, [&s](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, {{"object", "list"}, {"data", nlohmann::json::array({model_card(s)})}});
+  }));
+  http.Get("/metrics", [&s](const httplib::Request&, httplib::Response& res) {
+    const bool loaded = s.ready;  // the queue exists from then on
+    const std::size_t depth = loaded ? s.queue->waiting() : 0;
+    const bool running = loaded && s.queue->busy();
+    res.set_content(s.metrics.render(depth, running, s.store->count_by_state()), "text/plain; version=0.0.4");
+  });
+  http.Post("/v1/images/generations",
+            guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) { images(s, req, res); }));
+}
+
+}  // namespace dattn::serve

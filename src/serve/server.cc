@@ -1,0 +1,143 @@
+// The server's life: the store opened and recovered, the socket bound, the pipeline loaded, the
+// worker started; at shutdown the reverse, with every unfinished job recorded as failed.
+#include "dattn/serve/server.h"
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "dattn/core/error.h"
+#include "dattn/io/video_writer.h"
+#include "dattn/serve/api_error.h"
+#include "serve/server_state.h"
+
+namespace dattn::serve {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kRestartReason =
+    "the server stopped (crash, kill or restart) while the job was queued or running; submit it again";
+
+// Files under videos/ that no completed job owns: a video the crash interrupted, a writer's temporary.
+void remove_orphans(JobStore& store, const std::string& output_dir) {
+  for (const auto& entry : fs::directory_iterator(fs::path(output_dir) / "videos")) {
+    const std::string name = entry.path().filename().string();
+    const std::string id = entry.path().stem().string();
+    const bool owned = entry.path().extension() == ".mp4" && valid_job_id(id) && [&] {
+      const auto job = store.get(id);
+      return job && job->state == JobState::Completed;
+    }();
+    if (!owned) {
+      std::error_code ignored;
+      fs::remove(entry.path(), ignored);
+    }
+  }
+  std::error_code ignored;
+  for (const auto& entry : fs::directory_iterator(images_dir(output_dir), ignored)) fs::remove(entry.path(), ignored);
+}
+
+// OpenAI's error body for httplib's own answers (unknown route, body too large, bad multipart).
+void fill_error(const httplib::Request&, httplib::Response& res) {
+  if (!res.body.empty()) return;
+  std::string message = "request refused";
+  if (res.status == 404) message = "no such route";
+  if (res.status == 413) message = "the body is larger than this server's limit (--max-body-bytes)";
+  if (res.status == 400) message = "malformed request (headers or multipart body)";
+  send_json(res, res.status, error_body(res.status, message));
+}
+
+}  // namespace
+
+Server::Server(ServeOptions options) : state_(std::make_unique<ServerState>()) { state_->options = std::move(options); }
+
+Server::~Server() { shutdown(); }
+
+int Server::start() {
+  ServerState& s = *state_;
+  // A client that hangs up mid-answer must cost a failed write, not the process.
+  std::signal(SIGPIPE, SIG_IGN);
+  const std::string& dir = s.options.output_dir;
+  std::error_code ec;
+  fs::create_directories(fs::path(dir) / "videos", ec);
+  fs::create_directories(images_dir(dir), ec);
+  if (ec) throw UserError("--output-dir '" + dir + "': cannot create: " + ec.message());
+  s.store = std::make_unique<JobStore>((fs::path(dir) / "jobs.sqlite").string());
+  const auto failed = s.store->fail_unfinished(kRestartReason);
+  if (!failed.empty()) std::fprintf(stderr, "[dattn serve] %zu job(s) left unfinished by the last run marked failed\n", failed.size());
+  remove_orphans(*s.store, dir);
+  try {
+    check_output_path((fs::path(dir) / "videos" / "probe.mp4").string());
+  } catch (const UserError& e) {
+    s.video_unavailable = e.what();
+    std::fprintf(stderr, "[dattn serve] warning: no video output: %s\n", e.what());
+  }
+
+  http_ = std::make_unique<httplib::Server>();
+  const int threads = s.options.http_threads;
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  http_->set_payload_max_length(s.options.limits.max_body_bytes);
+  http_->set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    if (s.options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
+    if (req.get_header_value("Authorization") == "Bearer " + s.options.api_key)
+      return httplib::Server::HandlerResponse::Unhandled;
+    send_json(res, 401, ApiError(401, "missing or wrong API key: send \"Authorization: Bearer KEY\"",
+                                 "authentication_error", std::nullopt, "invalid_api_key").body());
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) { fill_error(req, res); });
+  http_->set_logger([&s](const httplib::Request&, const httplib::Response& res) { s.metrics.count_response(res.status); });
+  add_video_routes(*http_, s);
+  add_service_routes(*http_, s);
+
+  int port = s.options.port;
+  if (port == 0) port = http_->bind_to_any_port(s.options.host);
+  else if (!http_->bind_to_port(s.options.host, port)) port = -1;
+  if (port <= 0)
+    throw UserError("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) +
+                    " (in use, or not an address of this machine)");
+  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  std::fprintf(stderr, "[dattn serve] listening on http://%s:%d\n", s.options.host.c_str(), port);
+  return port;
+}
+
+void Server::load(const std::function<std::unique_ptr<Pipeline>()>& loader) {
+  ServerState& s = *state_;
+  s.pipeline = loader();
+  for (const Resolution& r : s.pipeline->attention())
+    std::fprintf(stderr, "[dattn serve] attention: %s -> %s (%s)\n", r.role.c_str(), r.backend.c_str(), r.source.c_str());
+  s.runner = std::make_unique<JobRunner>(*s.pipeline, *s.store, s.metrics, s.options.output_dir, s.stopping);
+  JobRunner& runner = *s.runner;
+  s.queue = std::make_unique<JobQueue>(s.options.max_queue, [&runner](Job& job) { runner(job); });
+  std::lock_guard lock(s.shutdown_mutex);
+  if (!s.stopping) s.ready = true;
+  std::fprintf(stderr, "[dattn serve] ready: %s\n", s.options.model.c_str());
+}
+
+void Server::shutdown() {
+  ServerState& s = *state_;
+  {
+    std::lock_guard lock(s.shutdown_mutex);
+    if (s.stopping && !http_) return;
+    s.stopping = true;
+    s.ready = false;
+  }
+  if (s.queue)
+    for (const auto& job : s.queue->stop()) {
+      if (job->persisted) s.store->finish(job->id, JobState::Failed, kShutdownReason);
+      job->state = JobState::Failed;
+      job->error = kShutdownReason;
+      job->done();
+    }
+  // A job stored but not yet queued when the queue stopped.
+  if (s.store) s.store->fail_unfinished(kShutdownReason);
+  if (http_) {
+    http_->stop();
+    if (listener_.joinable()) listener_.join();
+    http_.reset();
+  }
+  std::fprintf(stderr, "[dattn serve] stopped\n");
+}
+
+}  // namespace dattn::serve

@@ -1,0 +1,53 @@
+#pragma once
+// What the HTTP routes share (private to src/serve): the options, the store, the loaded pipeline, the
+// queue, and the helpers every route uses to read a body and answer.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "dattn/serve/job_queue.h"
+#include "dattn/serve/job_runner.h"
+#include "dattn/serve/job_store.h"
+#include "dattn/serve/metrics.h"
+#include "dattn/serve/request_fields.h"
+#include "dattn/serve/server.h"
+
+namespace dattn::serve {
+
+struct ServerState {
+  ServeOptions options;
+  std::unique_ptr<JobStore> store;
+  Metrics metrics;
+  std::unique_ptr<Pipeline> pipeline;
+  std::unique_ptr<JobRunner> runner;
+  std::unique_ptr<JobQueue> queue;
+  std::atomic<bool> ready{false}, stopping{false};
+  std::string video_unavailable;  // why .mp4 cannot be written in this build ("" when it can)
+  std::mutex shutdown_mutex;
+};
+
+// A route body: reads the request, may throw ApiError; answer() turns it into the response.
+using Route = std::function<void(const httplib::Request&, httplib::Response&)>;
+// `needs_pipeline`: 503 until load() is done and from shutdown on.
+httplib::Server::Handler guarded(ServerState& state, bool needs_pipeline, Route route);
+
+void send_json(httplib::Response& res, int status, const nlohmann::json& body);
+// The body's fields: application/json, multipart/form-data or a url-encoded form; else 400.
+RequestFields fields_of(const httplib::Request& req);
+// A job in the store for `id` (an invalid id is unknown too: it never reaches the store or a path).
+JobRecord find_job(ServerState& state, const std::string& id);
+// Queues `job`; 429 when the queue is full.
+void enqueue(ServerState& state, const std::shared_ptr<Job>& job);
+
+// The /v1/models entry: the model, its device and dtype, and the backend each attention role resolved to.
+nlohmann::json model_card(const ServerState& state);
+
+void add_video_routes(httplib::Server& http, ServerState& state);
+void add_service_routes(httplib::Server& http, ServerState& state);
+
+}  // namespace dattn::serve

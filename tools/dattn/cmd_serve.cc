@@ -1,0 +1,107 @@
+// dattn serve: the model loaded once, behind an OpenAI / vLLM-Omni style HTTP API (src/serve; README,
+// "Serving"). This file only reads the command line, as `dattn generate` does, and runs the server
+// until SIGTERM or SIGINT.
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "dattn/command.h"
+#include "dattn/core/error.h"
+#include "dattn/device_option.h"
+#include "dattn/model_option.h"
+#include "dattn/pipeline/pipeline.h"
+#include "dattn/run_dtype_option.h"
+#include "dattn/serve/server.h"
+
+namespace dattn::tool {
+namespace {
+
+struct ServeCommandOptions {
+  std::string model, revision, served_model_name, device = "auto", dtype = "auto", guidance;
+  serve::ServeOptions serve;
+};
+
+int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
+  // The options are checked as `dattn generate` checks them, before the port is taken.
+  PipelineOptions options;
+  options.device = device_from_option(o.device);
+  require_usable_device(options.device);
+  options.dtype = run_dtype_from_option(o.dtype, options.device);
+  options.attention = settings_from_command_line(ctx.attention_flags);
+  options.residency = Residency::Resident;  // loaded once, for every request
+  if (!o.guidance.empty()) {
+    options.guidance = parse_guidance_mode(o.guidance);
+    if (!options.guidance) throw UserError("--guidance '" + o.guidance + "': expected sequential or batched");
+  }
+  const std::string model_dir = model_dir_from_option(o.model, o.revision);
+  o.serve.model = !o.served_model_name.empty() ? o.served_model_name
+                                              : std::filesystem::path(o.model).lexically_normal().filename().string();
+  if (o.serve.model.empty()) o.serve.model = o.model;
+
+  // SIGTERM and SIGINT wait for sigwait below; blocked before any thread starts, so none takes them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  serve::Server server(o.serve);
+  server.start();
+  server.load([&] { return load_pipeline(model_dir, options); });
+  int received = 0;
+  sigwait(&signals, &received);
+  std::fprintf(stderr, "[dattn serve] %s: stopping (the running job is cancelled and marked failed)\n",
+               received == SIGTERM ? "SIGTERM" : "SIGINT");
+  server.shutdown();
+  return 0;
+}
+
+}  // namespace
+
+Command add_serve_command(CLI::App& root) {
+  auto o = std::make_shared<ServeCommandOptions>();
+  serve::ServeOptions& s = o->serve;
+  CLI::App* app = root.add_subcommand(
+      "serve", "An OpenAI-style HTTP server (POST /v1/videos, /v1/images/generations, ...) over one loaded "
+               "pipeline: jobs queued FIFO, one at a time, kept in a SQLite store under --output-dir");
+  app->add_option("model", o->model, "The pipeline directory, or a Hugging Face id ORG/NAME in the local cache")
+      ->required()->type_name("MODEL_DIR");
+  app->add_option("--revision", o->revision, "With a Hugging Face id: the branch, tag or commit")->type_name("REV");
+  app->add_option("--served-model-name", o->served_model_name, "The model id clients send (default: the folder's name)");
+  app->add_option("--host", s.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
+  app->add_option("--port", s.port, "TCP port (0: any free one, printed at start)")->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app->add_option("--api-key", s.api_key, "Require \"Authorization: Bearer KEY\" on /v1/*")->type_name("KEY");
+  app->add_option("--max-queue", s.max_queue, "Jobs that may wait; more are refused with 429")->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  app->add_option("--output-dir", s.output_dir, "Where jobs.sqlite and videos/ live")->capture_default_str();
+  app->add_option("--device", o->device, "auto, cpu or cuda")->capture_default_str();
+  app->add_option("--dtype", o->dtype, "Transformer dtype: auto, fp32, bf16 or fp16")->capture_default_str();
+  app->add_option("--guidance", o->guidance, "Classifier-free guidance strategy: batched or sequential")
+      ->type_name("MODE");
+  const char* limits = "Request limits (refused with 400 before queueing)";
+  app->add_option("--max-width", s.limits.max_width)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--max-height", s.limits.max_height)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--max-frames", s.limits.max_frames)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--max-steps", s.limits.max_steps)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--max-images", s.limits.max_images, "n of one image request")->group(limits)
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--max-prompt-chars", s.limits.max_prompt_chars, "Bytes of a prompt")->group(limits)
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  app->add_option("--max-body-bytes", s.limits.max_body_bytes, "A larger body is refused with 413")->group(limits)
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  const char* defaults = "Defaults of fields a request leaves out";
+  app->add_option("--default-width", s.defaults.width)->group(defaults)->capture_default_str();
+  app->add_option("--default-height", s.defaults.height)->group(defaults)->capture_default_str();
+  app->add_option("--default-num-frames", s.defaults.num_frames)->group(defaults)->capture_default_str();
+  app->add_option("--default-steps", s.defaults.num_inference_steps)->group(defaults)->capture_default_str();
+  app->add_option("--default-fps", s.defaults.fps)->group(defaults)->capture_default_str()->check(CLI::Range(1, 240));
+  app->add_option("--default-guidance-scale", s.defaults.guidance_scale)->group(defaults)->capture_default_str();
+  document_attention_flags(*app);
+  return {app, true, [o](const CommandContext& ctx) { return run_serve(*o, ctx); }};
+}
+
+}  // namespace dattn::tool
