@@ -74,7 +74,7 @@ GenerationRequest read_common(const RequestFields& f, const ServeLimits& limits,
 void check_with_model(const Pipeline& pipeline, const GenerationRequest& r) {
   try {
     pipeline.check(r);
-    check_frame_size(".mp4", r.height, r.width);
+    check_frame_size("video.mp4", r.height, r.width);  // the even-size rule of H.264
   } catch (const UserError& e) {
     const std::string message = e.what();
     std::string param;

@@ -1,0 +1,118 @@
+// Malformed and refused requests: each answered 4xx with OpenAI's error JSON naming the field, the
+// model's own checks with `dattn generate`'s messages, and the server still serving afterwards.
+#include <string>
+
+#include "serve/serve_harness.h"
+
+namespace dattn::testing {
+namespace {
+
+struct Refusal {
+  std::string body;
+  int status;
+  std::string message_part;
+  nlohmann::json param;
+};
+
+TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
+  auto options = tiny_options(fresh_dir("errors"));
+  options.limits.max_width = 128;
+  options.limits.max_frames = 9;
+  options.limits.max_prompt_chars = 100;
+  RunningServer s(options);
+  auto c = s.client();
+  const std::vector<Refusal> refusals = {
+      {"{not json", 400, "not valid JSON", "body"},
+      {"[1, 2]", 400, "JSON object", "body"},
+      {R"({"size": "64x32"})", 400, "'prompt' is required", "prompt"},
+      {R"({"prompt": 42})", 400, "must be a string", "prompt"},
+      {R"({"prompt": "x", "num_frames": "5"})", 400, "must be an integer", "num_frames"},
+      {R"({"prompt": "x", "num_frames": 5.5})", 400, "must be an integer", "num_frames"},
+      {R"({"prompt": "x", "width": 1e300})", 400, "must be an integer", "width"},
+      {R"({"prompt": "x", "seed": 184467440737095516160})", 400, "whole number", "seed"},
+      {R"({"prompt": "x", "seed": -1})", 400, "whole number", "seed"},
+      {R"({"prompt": "x", "guidance_scale": "high"})", 400, "finite number", "guidance_scale"},
+      {R"({"prompt": "x", "size": "64by32"})", 400, "WIDTHxHEIGHT", "size"},
+      {R"({"prompt": "x", "size": "-64x32"})", 400, "WIDTHxHEIGHT", "size"},
+      {R"({"prompt": "x", "colour": "red"})", 400, "unknown field 'colour'", "colour"},
+      {R"({"prompt": "x", "num_frames": 5, "seconds": "1"})", 400, "not both", "seconds"},
+      {R"({"prompt": "x", "model": "sora-2"})", 404, "not served here", "model"},
+      // The server's limits, before the model is asked.
+      {R"({"prompt": "x", "width": 4096})", 400, "above this server's limit of 128 (--max-width)", "width"},
+      {R"({"prompt": "x", "num_frames": 4001})", 400, "(--max-frames)", "num_frames"},
+      {R"({"prompt": ")" + std::string(101, 'a') + R"("})", 400, "(--max-prompt-chars)", "prompt"},
+      // The model's checks, with the messages of `dattn generate`.
+      {R"({"prompt": "x", "num_frames": 6})", 400, "--num-frames 6 must be 4k+1", "num_frames"},
+      {R"({"prompt": "x", "size": "48x32"})", 400, "--width 48 must be a positive multiple of", "width"},
+      {R"({"prompt": "x", "flow_shift": 1000})", 400, "--flow-shift 1000 must be between", "flow_shift"},
+      {R"({"prompt": "x", "guidance_scale": -1})", 400, "--guidance-scale must be", "guidance_scale"},
+  };
+  for (const Refusal& f : refusals) {
+    const auto r = c.Post("/v1/videos", f.body, "application/json");
+    ASSERT_TRUE(r) << f.body;
+    EXPECT_EQ(r->status, f.status) << f.body << " -> " << r->body;
+    const nlohmann::json j = body_of(r);
+    ASSERT_TRUE(j.contains("error")) << r->body;
+    EXPECT_NE(j["error"]["message"].get<std::string>().find(f.message_part), std::string::npos) << r->body;
+    EXPECT_EQ(j["error"]["param"], f.param) << r->body;
+  }
+  // A body that is neither JSON nor a form; a form field that is a file; a broken multipart body.
+  auto r = c.Post("/v1/videos", "prompt", "text/plain");
+  EXPECT_EQ(r->status, 415);
+  EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find("Content-Type"), std::string::npos);
+  r = c.Post("/v1/videos", httplib::MultipartFormDataItems{{"prompt", "x", "", ""}, {"input_reference", "PNG", "a.png", "image/png"}});
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(body_of(r)["error"]["param"], "input_reference") << r->body;
+  r = c.Post("/v1/videos", "--b\r\nContent-Disposition: form-data; name=\"prompt\"\r\n\r\nx",
+             "multipart/form-data; boundary=b");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_TRUE(body_of(r).contains("error")) << r->body;
+  // Nothing refused was queued; the server still runs a good request.
+  EXPECT_TRUE(body_of(c.Get("/v1/videos"))["data"].empty());
+  r = c.Post("/v1/videos/sync", video_json(1), "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+}
+
+TEST(ServeErrors, BodyTooLargeIs413) {
+  RunningServer s(tiny_options(fresh_dir("large")));  // the default 1 MiB body limit
+  auto c = s.client();
+  const std::string prompt(10 << 20, 'a');  // a 10 MB prompt
+  const auto r = c.Post("/v1/videos", nlohmann::json{{"prompt", prompt}}.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find("--max-body-bytes"), std::string::npos) << r->body;
+  EXPECT_EQ(s.client().Get("/health")->status, 200);
+}
+
+TEST(ServeErrors, FullQueueIs429AndCancelFreesTheWorker) {
+  auto options = tiny_options(fresh_dir("queue"));
+  options.max_queue = 1;
+  RunningServer s(options);
+  auto c = s.client();
+  const std::string running = body_of(c.Post("/v1/videos", video_json(1000), "application/json"))["id"];
+  nlohmann::json job = wait_for(c, running, [](const nlohmann::json& j) { return j["step"] >= 1; });
+  ASSERT_EQ(job["status"], "in_progress") << job.dump();
+  EXPECT_EQ(job["total_steps"], 1000);
+  const std::string waiting = body_of(c.Post("/v1/videos", video_json(1), "application/json"))["id"];
+  EXPECT_EQ(body_of(c.Get("/v1/videos/" + waiting))["status"], "queued");
+  auto r = c.Post("/v1/videos", video_json(1), "application/json");
+  EXPECT_EQ(r->status, 429) << r->body;
+  EXPECT_EQ(body_of(r)["error"]["code"], "queue_full");
+  EXPECT_EQ(c.Get("/v1/videos/" + running + "/content")->status, 409);  // not completed yet
+
+  // Cancelling the queued job answers cancelled at once; the running one stops within a step.
+  EXPECT_EQ(body_of(c.Delete("/v1/videos/" + waiting))["status"], "cancelled");
+  job = body_of(c.Delete("/v1/videos/" + running));
+  EXPECT_EQ(job["status"], "cancelled");
+  const auto freed = std::chrono::steady_clock::now();
+  const std::string next = body_of(c.Post("/v1/videos", video_json(1), "application/json"))["id"];
+  EXPECT_EQ(wait_finished(c, next)["status"], "completed");
+  EXPECT_LT(std::chrono::steady_clock::now() - freed, std::chrono::seconds(20));  // not 1000 steps later
+  job = body_of(c.Get("/v1/videos/" + running));
+  EXPECT_EQ(job["status"], "cancelled");
+  EXPECT_LT(job["step"].get<int>(), 1000);
+  EXPECT_EQ(job["error"]["message"], "cancelled while running");
+}
+
+}  // namespace
+}  // namespace dattn::testing

@@ -1,0 +1,177 @@
+// `dattn serve` as a process: kill -9 in the middle of a job and restart (completed jobs and their files
+// still served, interrupted ones failed with the reason), SIGTERM (stops accepting, fails the running
+// and queued jobs, exits 0), and the README's curl example run as written.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli_runner.h"
+#include "serve/serve_harness.h"
+
+namespace dattn::testing {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// build/dattn serve on the tiny model and an ephemeral port, its stderr in a log file.
+class ServeProcess {
+ public:
+  ServeProcess(const std::string& dir, const std::string& tag) : log_(dir + "-" + tag + ".log") {
+    const std::vector<std::string> args = {dattn_binary(), "serve", tiny_model(), "--device", "cpu", "--port", "0",
+                                           "--output-dir", dir, "--max-queue", "4", "--max-steps", "1000",
+                                           "--served-model-name", "wan-tiny"};
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      unsetenv("DIFFUSION_ATTENTION_BACKEND");
+      std::vector<char*> argv;
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    // Ready once the log says so; the port is in its "listening on" line.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    std::smatch m;
+    while (std::chrono::steady_clock::now() < deadline) {
+      const std::string text = read_text(log_);
+      if (text.find("] ready:") != std::string::npos &&
+          std::regex_search(text, m, std::regex("listening on http://127\\.0\\.0\\.1:([0-9]+)"))) {
+        port_ = std::stoi(m[1]);
+        return;
+      }
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "dattn serve did not become ready:\n" << read_text(log_);
+  }
+  ~ServeProcess() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  int port() const { return port_; }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  // Sends `sig` and waits (at most 30 s) for the exit; the wait status, or -1 when it did not end.
+  int signal_and_wait(int sig) {
+    kill(pid_, sig);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+        exited_ = true;
+        return status_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+  std::string log() const { return read_text(log_); }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  int port_ = 0, status_ = 0;
+  bool exited_ = false;
+};
+
+std::string submit(httplib::Client& c, int steps) {
+  const auto r = c.Post("/v1/videos", video_json(steps), "application/json");
+  return r && r->status == 200 ? body_of(r)["id"].get<std::string>() : std::string();
+}
+
+TEST(ServeProcess, KillNineThenSigtermThenRestart) {
+  const std::string dir = fresh_dir("process");
+  std::string done, video, crashed, crashed_queued, stopped, stopped_queued;
+  {
+    ServeProcess a(dir, "a");
+    auto c = a.client();
+    const auto r = c.Post("/v1/videos/sync", video_json(2), "application/json");
+    ASSERT_TRUE(r && r->status == 200);
+    done = r->get_header_value("X-Video-Id");
+    video = r->body;
+    crashed = submit(c, 1000);
+    ASSERT_EQ(wait_for(c, crashed, [](const nlohmann::json& j) { return j["step"] >= 1; })["status"], "in_progress");
+    crashed_queued = submit(c, 1);
+    ASSERT_FALSE(crashed_queued.empty());
+    const int status = a.signal_and_wait(SIGKILL);
+    ASSERT_TRUE(WIFSIGNALED(status));
+  }
+  {
+    ServeProcess b(dir, "b");
+    auto c = b.client();
+    // The completed job and its file outlive the crash; the interrupted ones are failed, with the reason.
+    EXPECT_EQ(body_of(c.Get("/v1/videos/" + done))["status"], "completed");
+    EXPECT_EQ(c.Get("/v1/videos/" + done + "/content")->body, video);
+    for (const auto& id : {crashed, crashed_queued}) {
+      const nlohmann::json j = body_of(c.Get("/v1/videos/" + id));
+      EXPECT_EQ(j["status"], "failed") << j.dump();
+      EXPECT_NE(j["error"]["message"].get<std::string>().find("server stopped"), std::string::npos) << j.dump();
+    }
+    EXPECT_NE(b.log().find("2 job(s) left unfinished"), std::string::npos) << b.log();
+
+    stopped = submit(c, 1000);
+    ASSERT_EQ(wait_for(c, stopped, [](const nlohmann::json& j) { return j["step"] >= 1; })["status"], "in_progress");
+    stopped_queued = submit(c, 1);
+    const auto start = std::chrono::steady_clock::now();
+    const int status = b.signal_and_wait(SIGTERM);
+    ASSERT_TRUE(WIFEXITED(status)) << b.log();
+    EXPECT_EQ(WEXITSTATUS(status), 0) << b.log();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));  // the 1000-step job was cut
+    EXPECT_NE(b.log().find("SIGTERM: stopping"), std::string::npos);
+  }
+  ServeProcess c(dir, "c");
+  auto client = c.client();
+  for (const auto& id : {stopped, stopped_queued}) {
+    const nlohmann::json j = body_of(client.Get("/v1/videos/" + id));
+    EXPECT_EQ(j["status"], "failed") << j.dump();
+    EXPECT_NE(j["error"]["message"].get<std::string>().find("shut down (SIGTERM)"), std::string::npos) << j.dump();
+  }
+  EXPECT_EQ(client.Get("/v1/videos/" + done + "/content")->body, video);
+  // Only the completed job's video is on disk.
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir + "/videos")) files.push_back(e.path().filename().string());
+  EXPECT_EQ(files, std::vector<std::string>{done + ".mp4"});
+}
+
+// The README's "Serving" section: the curl line after <!-- serve-test: curl --> runs as written, on the
+// port this test's server took.
+TEST(ServeProcess, ReadmeCurlExampleRunsAsWritten) {
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl is not installed";
+  const std::string readme = read_text(std::string(DATTN_GOLDEN_DIR) + "/../../README.md");
+  const std::regex block("<!-- serve-test: curl -->\\s*```sh\\n([^`]*)```");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(readme, m, block)) << "README.md has no <!-- serve-test: curl --> block";
+  std::string command = m[1];
+  ASSERT_NE(command.find("127.0.0.1:8000"), std::string::npos) << command;
+  const std::string dir = fresh_dir("curl");
+  ServeProcess server(dir, "server");
+  command = std::regex_replace(command, std::regex("127\\.0\\.0\\.1:8000"), "127.0.0.1:" + std::to_string(server.port()));
+  const std::string work = dir + "-work";
+  std::filesystem::create_directories(work);
+  const int status = std::system(("cd " + shell_quote(work) + " && sh -e -c " + shell_quote(command)).c_str());
+  ASSERT_EQ(status, 0) << command;
+  EXPECT_EQ(read_text(work + "/fox.mp4").substr(4, 4), "ftyp");
+}
+
+}  // namespace
+}  // namespace dattn::testing

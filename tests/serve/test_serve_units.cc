@@ -1,0 +1,164 @@
+// The serve layer's pieces without HTTP: the job store (transitions, pagination, what survives a
+// reopen), the FIFO queue, job ids, base64, and the typed reading of request fields.
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dattn/serve/api_error.h"
+#include "dattn/serve/base64.h"
+#include "dattn/serve/job_queue.h"
+#include "dattn/serve/job_store.h"
+#include "dattn/serve/request_fields.h"
+#include "serve/serve_harness.h"
+
+namespace dattn::testing {
+namespace {
+
+using serve::JobRecord;
+using serve::JobState;
+using serve::JobStore;
+
+JobRecord record(const std::string& id) {
+  JobRecord j;
+  j.id = id;
+  j.created_at = 1700000000;
+  j.request = {{"prompt", "p"}};
+  j.total_steps = 3;
+  return j;
+}
+
+TEST(ServeUnits, JobStoreTransitionsAndReopen) {
+  const std::string dir = fresh_dir("store");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/jobs.sqlite";
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) ids.push_back(serve::new_job_id());
+  {
+    JobStore store(path);
+    for (const auto& id : ids) store.insert(record(id));
+    EXPECT_TRUE(store.start(ids[0], 3));
+    EXPECT_FALSE(store.start(ids[0], 3));  // only from queued
+    store.set_progress(ids[0], 2);
+    EXPECT_EQ(store.get(ids[0])->step, 2);
+    EXPECT_TRUE(store.finish(ids[0], JobState::Completed, "", {{"stage_ms", {{"denoising", 1.5}}}}));
+    EXPECT_TRUE(store.finish(ids[1], JobState::Cancelled, "by the client"));
+    EXPECT_FALSE(store.finish(ids[1], JobState::Completed, ""));  // a cancelled job stays cancelled
+    EXPECT_TRUE(store.start(ids[2], 3));
+    EXPECT_FALSE(store.get("video_ffffffffffffffffffffffffffffffff"));
+  }
+  JobStore store(path);  // what a restarted server finds
+  EXPECT_EQ(store.get(ids[0])->state, JobState::Completed);
+  EXPECT_EQ(store.get(ids[0])->report["stage_ms"]["denoising"], 1.5);
+  EXPECT_EQ(store.get(ids[1])->error, "by the client");
+  const auto failed = store.fail_unfinished("restart");
+  EXPECT_EQ(failed, (std::vector<std::string>{ids[2], ids[3]}));
+  EXPECT_EQ(store.get(ids[2])->state, JobState::Failed);
+  EXPECT_EQ(store.get(ids[3])->error, "restart");
+  auto counts = store.count_by_state();
+  EXPECT_EQ(counts[JobState::Failed], 2);
+  EXPECT_EQ(counts[JobState::Completed], 1);
+
+  auto page = store.list(3, "", false);
+  ASSERT_EQ(page->jobs.size(), 3u);
+  EXPECT_EQ(page->jobs[0].id, ids[3]);
+  EXPECT_TRUE(page->has_more);
+  page = store.list(3, page->jobs.back().id, false);
+  ASSERT_EQ(page->jobs.size(), 1u);
+  EXPECT_EQ(page->jobs[0].id, ids[0]);
+  EXPECT_FALSE(page->has_more);
+  EXPECT_FALSE(store.list(3, "video_ffffffffffffffffffffffffffffffff", true));
+  store.remove(ids[0]);
+  EXPECT_FALSE(store.get(ids[0]));
+}
+
+TEST(ServeUnits, QueueRunsInArrivalOrderOneAtATimeAndIsBounded) {
+  std::mutex mutex;
+  std::vector<std::string> order;
+  int running = 0, most = 0;
+  std::mutex gate;
+  gate.lock();  // the first job holds the worker until the others are queued
+  serve::JobQueue queue(2, [&](serve::Job& job) {
+    {
+      std::lock_guard lock(mutex);
+      most = std::max(most, ++running);
+    }
+    if (job.id == "a") std::lock_guard hold(gate);
+    {
+      std::lock_guard lock(mutex);
+      order.push_back(job.id);
+      --running;
+    }
+    job.state = JobState::Completed;
+    job.done();
+  });
+  std::vector<std::shared_ptr<serve::Job>> jobs;
+  for (const char* id : {"a", "b", "c", "d"}) {
+    jobs.push_back(std::make_shared<serve::Job>());
+    jobs.back()->id = id;
+  }
+  ASSERT_TRUE(queue.push(jobs[0]));
+  while (!queue.busy()) std::this_thread::yield();
+  EXPECT_TRUE(queue.push(jobs[1]));
+  EXPECT_TRUE(queue.push(jobs[2]));
+  EXPECT_FALSE(queue.push(jobs[3]));  // two wait already
+  EXPECT_EQ(queue.waiting(), 2u);
+  EXPECT_EQ(queue.take_waiting("b"), jobs[1]);
+  EXPECT_TRUE(queue.push(jobs[3]));
+  EXPECT_TRUE(queue.cancel_running("a"));
+  EXPECT_TRUE(jobs[0]->cancel);
+  EXPECT_FALSE(queue.cancel_running("c"));
+  gate.unlock();
+  jobs[3]->wait();
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "c", "d"}));
+  EXPECT_EQ(most, 1);
+  EXPECT_TRUE(queue.stop().empty());
+  EXPECT_FALSE(queue.push(jobs[1]));  // stopped
+}
+
+TEST(ServeUnits, IdsAndBase64) {
+  const std::string id = serve::new_job_id();
+  EXPECT_TRUE(serve::valid_job_id(id)) << id;
+  EXPECT_NE(id, serve::new_job_id());
+  for (const char* bad : {"", "video_", "video_../../../etc/passwd", "video_0123456789abcdef0123456789abcde/",
+                          "video_0123456789ABCDEF0123456789abcdef", "xvideo_0123456789abcdef0123456789abcde"})
+    EXPECT_FALSE(serve::valid_job_id(bad)) << bad;
+  EXPECT_EQ(serve::base64_encode(""), "");
+  EXPECT_EQ(serve::base64_encode("f"), "Zg==");
+  EXPECT_EQ(serve::base64_encode("fo"), "Zm8=");
+  EXPECT_EQ(serve::base64_encode("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(serve::base64_encode(std::string("\xff\x00\x80", 3)), "/wCA");
+}
+
+TEST(ServeUnits, FieldsReadFormsAndJsonAlike) {
+  const auto form = serve::RequestFields::from_form({{"width", "64"}, {"seed", "18446744073709551615"}, {"g", "2.5"}});
+  EXPECT_EQ(form.integer("width", 1, 100), 64);
+  EXPECT_EQ(form.whole("seed"), 18446744073709551615ull);
+  EXPECT_EQ(form.number("g"), 2.5);
+  EXPECT_FALSE(form.integer("height", 1, 100));
+  const auto json = serve::RequestFields::from_json(R"({"width": 64, "seed": 18446744073709551615, "g": 2.5, "n": null})");
+  EXPECT_EQ(json.integer("width", 1, 100), 64);
+  EXPECT_EQ(json.whole("seed"), 18446744073709551615ull);
+  EXPECT_FALSE(json.has("n"));  // null is absent, as OpenAI's clients send unset fields
+  const auto refused = [](auto read) {
+    try {
+      read();
+    } catch (const serve::ApiError& e) {
+      return e.status() == 400;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused([&] { form.integer("width", 1, 10); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"w", " 64"}}).integer("w", 1, 100); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"w", "0x40"}}).integer("w", 1, 100); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"g", "nan"}}).number("g"); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"s", "18446744073709551616"}}).whole("s"); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"a", "1"}, {"a", "2"}}); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"w": true})").integer("w", 1, 100); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"x": 1})").allow_only({"prompt"}); }));
+}
+
+}  // namespace
+}  // namespace dattn::testing
