@@ -39,8 +39,9 @@ void remove_orphans(JobStore& store, const std::string& output_dir) {
 }
 
 // OpenAI's error body for httplib's own answers (unknown route, body too large, bad multipart).
-void fill_error(const httplib::Request&, httplib::Response& res) {
-  if (!res.body.empty()) return;
+void fill_error(Metrics& metrics, httplib::Response& res) {
+  if (!res.body.empty()) return;  // a route's own error, already counted
+  metrics.count_response(res.status);
   std::string message = "request refused";
   if (res.status == 404) message = "no such route";
   if (res.status == 413) message = "the body is larger than this server's limit (--max-body-bytes)";
@@ -82,12 +83,12 @@ int Server::start() {
     if (s.options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + s.options.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
+    s.metrics.count_response(401);
     send_json(res, 401, ApiError(401, "missing or wrong API key: send \"Authorization: Bearer KEY\"",
                                  "authentication_error", std::nullopt, "invalid_api_key").body());
     return httplib::Server::HandlerResponse::Handled;
   });
-  http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) { fill_error(req, res); });
-  http_->set_logger([&s](const httplib::Request&, const httplib::Response& res) { s.metrics.count_response(res.status); });
+  http_->set_error_handler([&s](const httplib::Request&, httplib::Response& res) { fill_error(s.metrics, res); });
   add_video_routes(*http_, s);
   add_service_routes(*http_, s);
 
