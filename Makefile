@@ -1,6 +1,7 @@
 # The README's two commands. Both install missing Debian packages, configure and build as needed.
 #   make demo   the main job (see README): builds only the dattn binary, without CUDA unless asked
 #   make test   build and run every test (what CI runs)
+#   make serve-demo  dattn serve on the tiny golden pipeline, requests through curl (README, "Serving")
 # DATTN_CUDA=auto|on|off picks the CUDA build (auto: when nvcc is found); `make test` defaults to auto,
 # `make demo` to off (the demo runs on the CPU; DATTN_CUDA=on or auto builds the CUDA kernels too).
 # BUILD_DIR defaults to build.
@@ -11,7 +12,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure configure-demo build test demo clean sanitize fuzz
+.PHONY: all deps configure configure-demo build test demo serve-demo clean sanitize fuzz
 
 all: build
 
@@ -43,6 +44,11 @@ test: build
 demo: configure-demo
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target dattn
 	@./scripts/demo.sh $(BUILD_DIR)/dattn
+
+# dattn serve on the tiny golden pipeline: requests through curl end to end, then SIGTERM.
+serve-demo: configure-demo
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target dattn
+	@./scripts/serve-demo.sh $(BUILD_DIR)/dattn
 
 # The CPU tests under ASan + UBSan, and each libFuzzer target for FUZZ_SECONDS seconds (clang, build-san/).
 sanitize: deps

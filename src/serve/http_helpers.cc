@@ -57,6 +57,12 @@ JobRecord find_job(ServerState& state, const std::string& id) {
   return *job;
 }
 
+void require_writer(const ServerState& state, const std::string& what) {
+  if (!state.video_unavailable.empty())
+    throw ApiError(501, "this build cannot write " + what + ": " + state.video_unavailable, "server_error", std::nullopt,
+                   "writer_unavailable");
+}
+
 void enqueue(ServerState& state, const std::shared_ptr<Job>& job) {
   if (state.queue->push(job)) return;
   if (state.stopping) throw not_ready("the server is shutting down");

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -122,7 +123,7 @@ std::optional<JobRecord> JobStore::get(const std::string& id) {
 
 std::optional<JobStore::Page> JobStore::list(int limit, const std::string& after, bool ascending) {
   std::lock_guard lock(mutex_);
-  std::int64_t from = ascending ? 0 : INT64_MAX;
+  std::int64_t from = ascending ? 0 : std::numeric_limits<std::int64_t>::max();
   if (!after.empty()) {
     Statement s(db_, "SELECT seq FROM jobs WHERE id = ?");
     s.bind(1, after);

@@ -12,9 +12,7 @@ namespace dattn::serve {
 namespace {
 
 void images(ServerState& s, const httplib::Request& req, httplib::Response& res) {
-  if (!s.video_unavailable.empty())
-    throw ApiError(501, "this build cannot write .png: " + s.video_unavailable, "server_error", std::nullopt,
-                   "image_unavailable");
+  require_writer(s, ".png");
   const ImageRequest image = parse_image_request(fields_of(req), s.options.limits, s.options.defaults, *s.pipeline,
                                                  s.options.model);
   auto job = std::make_shared<Job>();

@@ -26,9 +26,7 @@ std::string read_file(const std::string& path) {
 
 // Parses, stores and queues a video request; the job as stored.
 std::pair<std::shared_ptr<Job>, JobRecord> submit(ServerState& s, const httplib::Request& req) {
-  if (!s.video_unavailable.empty())
-    throw ApiError(501, "this build cannot write .mp4: " + s.video_unavailable, "server_error", std::nullopt,
-                   "video_unavailable");
+  require_writer(s, ".mp4");
   const VideoRequest v = parse_video_request(fields_of(req), s.options.limits, s.options.defaults, *s.pipeline,
                                              s.options.model);
   auto job = std::make_shared<Job>();

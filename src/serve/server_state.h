@@ -41,6 +41,8 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body);
 RequestFields fields_of(const httplib::Request& req);
 // A job in the store for `id` (an invalid id is unknown too: it never reaches the store or a path).
 JobRecord find_job(ServerState& state, const std::string& id);
+// 501 when this build cannot write `what` (".mp4", ".png": no FFmpeg), with the writer's reason.
+void require_writer(const ServerState& state, const std::string& what);
 // Queues `job`; 429 when the queue is full.
 void enqueue(ServerState& state, const std::shared_ptr<Job>& job);
 
