@@ -59,6 +59,9 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// A prompt need not be valid UTF-8 (a form field is bytes); what is kept shows U+FFFD in its place.
+std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
 constexpr const char* kColumns = "id, state, created_at, completed_at, request, error, step, total_steps, report";
 
 JobRecord read_row(const Statement& s) {
@@ -109,7 +112,7 @@ void JobStore::exec(const std::string& sql) {
 void JobStore::insert(const JobRecord& job) {
   std::lock_guard lock(mutex_);
   Statement(db_, "INSERT INTO jobs (id, state, created_at, request, total_steps) VALUES (?, ?, ?, ?, ?)")
-      .bind(1, job.id).bind(2, state_name(job.state)).bind(3, job.created_at).bind(4, job.request.dump())
+      .bind(1, job.id).bind(2, state_name(job.state)).bind(3, job.created_at).bind(4, dump(job.request))
       .bind(5, std::int64_t{job.total_steps}).run();
 }
 
@@ -159,7 +162,7 @@ bool JobStore::finish(const std::string& id, JobState to, const std::string& err
   std::lock_guard lock(mutex_);
   Statement s(db_, "UPDATE jobs SET state = ?, error = ?, report = ?, completed_at = ? "
                    "WHERE id = ? AND state IN ('queued', 'in_progress')");
-  s.bind(1, state_name(to)).bind(2, error).bind(3, report.is_null() ? std::string() : report.dump())
+  s.bind(1, state_name(to)).bind(2, error).bind(3, report.is_null() ? std::string() : dump(report))
       .bind(4, now_seconds()).bind(5, id).run();
   return s.changes() > 0;
 }

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/serve/api_error.h"
 #include "dattn/serve/request_parse.h"
@@ -43,7 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
       const dattn::serve::RequestFields fields = fields_of(text, data[0] & 1);
       if (image) dattn::serve::parse_image_request(fields, limits, defaults, *pipeline, "pipeline");
-      else dattn::serve::parse_video_request(fields, limits, defaults, *pipeline, "pipeline").to_json().dump();
+      else  // as the job store keeps it (invalid UTF-8 replaced)
+        dattn::serve::parse_video_request(fields, limits, defaults, *pipeline, "pipeline")
+            .to_json()
+            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     } catch (const dattn::serve::ApiError& e) {
       if (e.status() < 400 || e.status() >= 500) std::abort();
     }

@@ -71,6 +71,11 @@ TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
   EXPECT_TRUE(body_of(c.Get("/v1/videos"))["data"].empty());
   r = c.Post("/v1/videos/sync", video_json(1), "application/json");
   EXPECT_EQ(r->status, 200) << r->body;
+  // A form's prompt is bytes: invalid UTF-8 is refused before queueing, as `dattn generate` refuses it.
+  r = c.Post("/v1/videos", httplib::MultipartFormDataItems{{"prompt", "a \xff\xfe fox", "", ""}});
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_EQ(body_of(r)["error"]["message"], "--prompt is not valid UTF-8 at byte 2") << r->body;
+  EXPECT_EQ(body_of(r)["error"]["param"], "prompt") << r->body;
 }
 
 TEST(ServeErrors, BodyTooLargeIs413) {

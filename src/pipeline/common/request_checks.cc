@@ -7,6 +7,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/ops/finite.h"
+#include "text/utf8.h"
 
 namespace dattn::pipeline {
 
@@ -21,6 +22,9 @@ void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple,
 }
 
 void check_common_fields(const GenerationRequest& r, std::int64_t ft, int max_steps) {
+  // Before any work: the text stage would refuse them only after loading the text encoder.
+  text_detail::decode_utf8(r.prompt, "--prompt");
+  text_detail::decode_utf8(r.negative_prompt, "--negative-prompt");
   if (r.num_frames < 1 || (r.num_frames - 1) % ft != 0) {
     const std::int64_t k = r.num_frames < 1 ? 0 : (r.num_frames - 1) / ft;
     throw UserError("--num-frames " + std::to_string(r.num_frames) + " must be " + std::to_string(ft) +

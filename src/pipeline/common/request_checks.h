@@ -16,7 +16,7 @@ void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple,
 // to 17). At 1e9 the float32 sigmas round to 1 and the solver divides by zero.
 inline constexpr double kMinFlowShift = 0.01, kMaxFlowShift = 100.0;
 
-// Frames k * temporal + 1, steps in 1..max_steps (the scheduler's num_train_timesteps), a finite
+// Prompts in UTF-8, frames k * temporal + 1, steps in 1..max_steps (the scheduler's num_train_timesteps), a finite
 // guidance scale >= 0, a flow shift in [kMinFlowShift, kMaxFlowShift].
 void check_common_fields(const GenerationRequest& r, std::int64_t temporal_factor, int max_steps);
 
