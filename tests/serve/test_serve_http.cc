@@ -106,6 +106,20 @@ TEST(ServeHttp, SyncAnswersTheVideoWithStageHeaders) {
   EXPECT_EQ(c.Get("/v1/videos/" + id + "/content")->body, r->body);
 }
 
+TEST(ServeHttp, AClientThatHangsUpCancelsNothing) {
+  RunningServer s(tiny_options(fresh_dir("hangup")));
+  httplib::Client impatient("127.0.0.1", s.port);
+  impatient.set_read_timeout(0, 20000);  // gives up after 20 ms, before the text stage is done
+  EXPECT_FALSE(impatient.Post("/v1/videos/sync", video_json(4), "application/json"));
+  auto c = s.client();
+  const nlohmann::json list = body_of(c.Get("/v1/videos"));
+  ASSERT_EQ(list["data"].size(), 1u) << list.dump();
+  const nlohmann::json job = wait_finished(c, list["data"][0]["id"]);
+  EXPECT_EQ(job["status"], "completed") << job.dump();
+  EXPECT_EQ(job["step"], 4);
+  EXPECT_EQ(c.Get("/health")->status, 200);
+}
+
 TEST(ServeHttp, ImagesModelsHealthMetrics) {
   RunningServer s(tiny_options(fresh_dir("images")));
   auto c = s.client();
