@@ -2,6 +2,11 @@
 // worker started; at shutdown the reverse, with every unfinished job recorded as failed.
 #include "dattn/serve/server.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -49,11 +54,27 @@ void fill_error(Metrics& metrics, httplib::Response& res) {
   send_json(res, res.status, error_body(res.status, message));
 }
 
+// A second server on the same folder would fail the first one's running jobs as "left unfinished".
+// The lock goes with the process, so a kill -9 leaves none behind.
+int lock_output_dir(const std::string& dir) {
+  const std::string path = (fs::path(dir) / "lock").string();
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw UserError("--output-dir '" + dir + "': cannot create " + path);
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    close(fd);
+    throw UserError("--output-dir '" + dir + "' is in use by another dattn serve; give each server its own folder");
+  }
+  return fd;
+}
+
 }  // namespace
 
 Server::Server(ServeOptions options) : state_(std::make_unique<ServerState>()) { state_->options = std::move(options); }
 
-Server::~Server() { shutdown(); }
+Server::~Server() {
+  shutdown();
+  if (state_->lock_fd >= 0) close(state_->lock_fd);
+}
 
 int Server::start() {
   ServerState& s = *state_;
@@ -64,6 +85,7 @@ int Server::start() {
   fs::create_directories(fs::path(dir) / "videos", ec);
   fs::create_directories(images_dir(dir), ec);
   if (ec) throw UserError("--output-dir '" + dir + "': cannot create: " + ec.message());
+  s.lock_fd = lock_output_dir(dir);
   s.store = std::make_unique<JobStore>((fs::path(dir) / "jobs.sqlite").string());
   const auto failed = s.store->fail_unfinished(kRestartReason);
   if (!failed.empty()) std::fprintf(stderr, "[dattn serve] %zu job(s) left unfinished by the last run marked failed\n", failed.size());
@@ -79,6 +101,12 @@ int Server::start() {
   const int threads = s.options.http_threads;
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
   http_->set_payload_max_length(s.options.limits.max_body_bytes);
+  // httplib's default adds SO_REUSEPORT, with which a second server could bind the same port and take
+  // half the connections; SO_REUSEADDR alone still allows a restart while old connections linger.
+  http_->set_socket_options([](int sock) {  // httplib's socket_t is an int on POSIX
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http_->set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
     if (s.options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + s.options.api_key)

@@ -29,6 +29,7 @@ struct ServerState {
   std::atomic<bool> ready{false}, stopping{false};
   std::string video_unavailable;  // why .mp4 cannot be written in this build ("" when it can)
   std::mutex shutdown_mutex;
+  int lock_fd = -1;  // flock on OUTPUT_DIR/lock: one server per job store
 };
 
 // A route body: reads the request, may throw ApiError; answer() turns it into the response.

@@ -140,6 +140,15 @@ TEST(ServeProcess, KillNineThenSigtermThenRestart) {
     EXPECT_NE(b.log().find("SIGTERM: stopping"), std::string::npos);
   }
   ServeProcess c(dir, "c");
+  // One server per job store; a port in use is refused before any model is loaded.
+  CliResult second = run_dattn("serve " + shell_quote(tiny_model()) + " --device cpu --port 0 --output-dir " +
+                               shell_quote(dir), "", "", 60);
+  EXPECT_EQ(second.status, 2);
+  EXPECT_NE(second.err.find("is in use by another dattn serve"), std::string::npos) << second.err;
+  second = run_dattn("serve " + shell_quote(tiny_model()) + " --device cpu --port " + std::to_string(c.port()) +
+                     " --output-dir " + shell_quote(dir + "-other"), "", "", 60);
+  EXPECT_EQ(second.status, 2);
+  EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(c.port())), std::string::npos) << second.err;
   auto client = c.client();
   for (const auto& id : {stopped, stopped_queued}) {
     const nlohmann::json j = body_of(client.Get("/v1/videos/" + id));
