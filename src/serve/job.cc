@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <random>
+#include <string_view>
 
 namespace dattn::serve {
 namespace {

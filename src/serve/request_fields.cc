@@ -1,5 +1,6 @@
 #include "dattn/serve/request_fields.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>

@@ -1,11 +1,14 @@
 // /v1/videos: create (queued, or run and answered with the mp4 by /sync), look up, list, download,
 // cancel or delete.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dattn/serve/api_error.h"
 #include "dattn/serve/request_parse.h"
