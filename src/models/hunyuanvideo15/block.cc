@@ -18,12 +18,15 @@ struct Qkv {
   Tensor q, k, v;
 };
 
+// Queries and keys normalised per head, with the rotary embedding when `rope` is given (video tokens).
 Qkv project(const Tensor& x, const Linear& wq, const Linear& wk, const Linear& wv, const Tensor& norm_q,
-            const Tensor& norm_k, std::int64_t heads, std::int64_t head_dim) {
+            const Tensor& norm_k, std::int64_t heads, std::int64_t head_dim, const RopeTables* rope) {
   const Shape shape{x.dim(0), x.dim(1), heads, head_dim};
-  return {ops::rms_norm(ops::linear(x, wq.weight, wq.bias).reshape(shape), kEps, norm_q),
-          ops::rms_norm(ops::linear(x, wk.weight, wk.bias).reshape(shape), kEps, norm_k),
-          ops::linear(x, wv.weight, wv.bias).reshape(shape)};
+  const auto norm = [&](const Linear& w, const Tensor& gain) {
+    const Tensor h = ops::linear(x, w.weight, w.bias).reshape(shape);
+    return rope ? ops::rms_norm_rope_interleaved(h, kEps, gain, rope->cos, rope->sin) : ops::rms_norm(h, kEps, gain);
+  };
+  return {norm(wq, norm_q), norm(wk, norm_k), ops::linear(x, wv.weight, wv.bias).reshape(shape)};
 }
 
 Tensor feed_forward(const Tensor& x, const Linear& in, const Linear& out) {
@@ -63,10 +66,9 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
     capture_vector(capture, prefix_ + ".norm1_context.out.c_gate_mlp", mt, kGateMlp);
   }
 
-  Qkv video = project(nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, heads_, head_dim_);
-  video.q = ops::apply_rope_interleaved(video.q, rope.cos, rope.sin);
-  video.k = ops::apply_rope_interleaved(video.k, rope.cos, rope.sin);
-  const Qkv text = project(nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, heads_, head_dim_);
+  const Qkv video = project(nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, heads_, head_dim_, &rope);
+  const Qkv text =
+      project(nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, heads_, head_dim_, nullptr);
   const Tensor q = concat_rows(video.q, text.q), k = concat_rows(video.k, text.k), v = concat_rows(video.v, text.v);
   std::vector<std::int64_t> valid_keys;
   for (std::int64_t n : text_valid) valid_keys.push_back(sv + n);
