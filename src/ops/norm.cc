@@ -68,10 +68,24 @@ Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
   detail::no_kernel(op, x.device());
 }
 
-Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
-                                 const Tensor& sin) {
-  const StageScope timed("rms_norm_rope");
-  constexpr const char* op = "rms_norm_rope_interleaved";
+void rms_norm(const Tensor& x, float eps, const Tensor& weight, const RowWindow& into) {
+  constexpr const char* op = "rms_norm";
+  check_x(op, x, eps);
+  check_param(op, "weight", x, weight);
+  detail::require_window(op, x, x.shape(), into);
+  if (x.device() == Device::CPU) return copy_into(rms_norm(x, eps, weight), into);
+  const StageScope timed("rms_norm");
+#ifdef DATTN_WITH_CUDA
+  return cuda::rms_norm(x, eps, weight, into);
+#else
+  detail::no_kernel(op, x.device());
+#endif
+}
+
+namespace {
+
+void check_norm_rope(const char* op, const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
+                     const Tensor& sin) {
   check_x(op, x, eps);
   detail::require_ndim(op, "x", x, 4, "[B, S, G, N]");
   check_param(op, "weight", x, weight);
@@ -87,6 +101,15 @@ Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weigh
   if (dr == 0 || dr % 2 != 0 || x.dim(3) % dr != 0)
     throw UserError(std::string(op) + ": cos " + cos.describe() + " and x " + x.describe() +
                     ": the rotary width (cos.dim(1)) must be even and divide x's last dimension");
+}
+
+}  // namespace
+
+Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
+                                 const Tensor& sin) {
+  const StageScope timed("rms_norm_rope");
+  constexpr const char* op = "rms_norm_rope_interleaved";
+  check_norm_rope(op, x, eps, weight, cos, sin);
   switch (x.device()) {
     case Device::CPU: return cpu::rms_norm_rope_interleaved(x, eps, weight, cos, sin);
     case Device::CUDA:
@@ -97,6 +120,20 @@ Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weigh
 #endif
   }
   detail::no_kernel(op, x.device());
+}
+
+void rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos, const Tensor& sin,
+                               const RowWindow& into) {
+  constexpr const char* op = "rms_norm_rope_interleaved";
+  check_norm_rope(op, x, eps, weight, cos, sin);
+  detail::require_window(op, x, x.shape(), into);
+  if (x.device() == Device::CPU) return copy_into(rms_norm_rope_interleaved(x, eps, weight, cos, sin), into);
+  const StageScope timed("rms_norm_rope");
+#ifdef DATTN_WITH_CUDA
+  return cuda::rms_norm_rope_interleaved(x, eps, weight, cos, sin, into);
+#else
+  detail::no_kernel(op, x.device());
+#endif
 }
 
 Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu) {

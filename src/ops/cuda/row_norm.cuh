@@ -33,10 +33,19 @@ struct RowNormArgs {
   const float* rope_cos = nullptr;
   const float* rope_sin = nullptr;
   i64 rope_s = 1, rope_rows_per_token = 1, rope_d = 0;
+  // Where row r is written: row r of y, or, with in_item_rows > 0 (a RowWindow), row
+  // (r / in_item_rows) * out_item_rows + out_row0 + r % in_item_rows.
+  i64 in_item_rows = 0, out_item_rows = 0, out_row0 = 0;
   bool vec = false;    // 8-wide access (d % 8 == 0, aligned x and y)
   bool cached = false; // the row is kept in shared memory (d floats of dynamic shared memory)
   bool w_vec = false;  // 8-wide weight (and bias) loads
 };
+
+// The first element of row r's output.
+__device__ __forceinline__ i64 out_base(const RowNormArgs& p, i64 r) {
+  if (p.in_item_rows == 0) return r * p.d;
+  return ((r / p.in_item_rows) * p.out_item_rows + p.out_row0 + r % p.in_item_rows) * p.d;
+}
 
 // Elements [i, i + 8) of a parameter vector: 8-wide when allowed, else one by one (fp64 weights).
 __device__ __forceinline__ void load8_param(const void* p, Elt e, i64 i, bool vec, float (&v)[8]) {
@@ -141,12 +150,13 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
     inv = 1.0f / sqrtf(group_sum<G>(q) * inv_d + p.eps);
   }
   if (row >= p.rows) return;
+  const i64 obase = out_base(p, r);
 #pragma unroll
   for (int j = 0; j < V; ++j) {
     const i64 v = lane + i64{j} * G;
     if (v < nvec) {
       finish8<K>(p, r, v * 8, mean, inv, x[j]);
-      store8(p.y, p.ex, base + v * 8, x[j]);
+      store8(p.y, p.ex, obase + v * 8, x[j]);
     }
   }
 }
@@ -194,6 +204,7 @@ __global__ void row_norm_kernel(RowNormArgs p) {
     inv = 1.0f / sqrtf(block_sum(q, scratch) * inv_d + p.eps);
   }
 
+  const i64 obase = out_base(p, r);
   if (p.vec) {
     for (i64 v = tid; v < p.d / 8; v += nt) {
       float x[8];
@@ -204,7 +215,7 @@ __global__ void row_norm_kernel(RowNormArgs p) {
         load8(p.x, p.ex, base + v * 8, x);
       }
       finish8<K>(p, r, v * 8, mean, inv, x);
-      store8(p.y, p.ex, base + v * 8, x);
+      store8(p.y, p.ex, obase + v * 8, x);
     }
     return;
   }
@@ -224,7 +235,7 @@ __global__ void row_norm_kernel(RowNormArgs p) {
   };
   for (i64 i = tid; i < p.d; i += nt) {
     const float y = K == NormKind::Rms && p.rope_cos ? rope1(p, r, i, out(i), out(i ^ 1)) : out(i);
-    store1(p.y, p.ex, base + i, y);
+    store1(p.y, p.ex, obase + i, y);
   }
 }
 
