@@ -4,7 +4,8 @@
 # lossy one with --validate-against FLASH_ATTN; the reports (JSON) and logs go to --out.
 #
 #   scripts/bench-hv15-t2v.sh [--bin build/dattn] [--model DIR] [--steps N] [--num-frames N] [--out DIR]
-#                             [--configs flash,sage,sparse]
+#                             [--configs flash,flash-batched,sage,sparse]
+# flash-batched runs the two guidance branches as one batch-2 forward (--guidance batched).
 # --model DIR: the random pipeline, written with `dattn make-pipeline` from configs/hunyuanvideo1.5-480p-t2v/
 #   when DIR has no model_index.json (about 37 GB; default /tmp/dattn-hv15-480p-random). The tokenizers are
 #   the tiny test ones (tests/golden/hv15_tiny/pipeline/tokenizer*): token counts differ from the real
@@ -47,6 +48,7 @@ IFS=, read -ra list <<<"$configs"
 for c in "${list[@]}"; do
   case "$c" in
     flash) run flash --diffusion-attention-backend FLASH_ATTN ;;
+    flash-batched) run flash-batched --diffusion-attention-backend FLASH_ATTN --guidance batched ;;
     sage) run sage --diffusion-attention-config.per_role.self.backend SAGE_ATTN --validate-against FLASH_ATTN ;;
     sparse) run sparse --diffusion-attention-config.per_role.self.backend SPARSE_BLOCK \
               --diffusion-attention-config.per_role.self.extra.density 0.25 --validate-against FLASH_ATTN ;;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "dattn/core/error.h"
 
@@ -156,7 +157,11 @@ void narrow(const In* src, DType t, void* dst, std::size_t n) {
   switch (t) {
     case DType::F32: return convert<In, float>(src, dst, n, [](In v) { return static_cast<float>(v); });
     case DType::F64: return convert<In, double>(src, dst, n, [](In v) { return static_cast<double>(v); });
-    case DType::BF16: return convert<In, std::uint16_t>(src, dst, n, to(kBF16));
+    case DType::BF16:
+      if constexpr (std::is_same_v<In, float>)  // the bit-trick rounding below, the same bits as to(kBF16)
+        return convert<In, std::uint16_t>(src, dst, n, [](float v) { return f32_to_bf16(v); });
+      else
+        return convert<In, std::uint16_t>(src, dst, n, to(kBF16));
     case DType::F16: return convert<In, std::uint16_t>(src, dst, n, to(kF16));
     case DType::FP8_E4M3: return convert<In, std::uint8_t>(src, dst, n, to(kE4M3));
     case DType::FP8_E5M2: return convert<In, std::uint8_t>(src, dst, n, to(kE5M2));
@@ -206,7 +211,14 @@ std::size_t dtype_size(DType t) {
   unsupported(t);
 }
 
-std::uint16_t f32_to_bf16(float x) { return std::uint16_t(encode(split(x), kBF16)); }
+// bf16 is float with the low 16 bits rounded off (same exponent range, subnormals included), so adding
+// just under half an ulp plus the kept lsb rounds to nearest-even, and a carry reaches Inf as IEEE does;
+// the same bits as encode(split(x), kBF16), checked over all 2^32 floats, at a fraction of its cost.
+std::uint16_t f32_to_bf16(float x) {
+  const std::uint32_t b = std::bit_cast<std::uint32_t>(x);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return std::uint16_t(((b >> 16) & 0x8000u) | kBF16.nan);
+  return std::uint16_t((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
 std::uint16_t f32_to_f16(float x) { return std::uint16_t(encode(split(x), kF16)); }
 std::uint8_t f32_to_e4m3(float x) { return std::uint8_t(encode(split(x), kE4M3)); }
 std::uint8_t f32_to_e5m2(float x) { return std::uint8_t(encode(split(x), kE5M2)); }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -84,12 +85,23 @@ void write_file(const fs::path& path, const std::vector<PlannedTensor>& tensors,
   const std::uint64_t n = text.size();
   out.write(reinterpret_cast<const char*>(&n), sizeof n);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  std::vector<std::uint8_t> buf;
-  for (std::size_t i = first; i < last && out; ++i) {
-    buf.resize(tensors[i].bytes());
-    fill(i, buf.data());
-    out.write(reinterpret_cast<const char*>(buf.data()), static_cast<std::streamsize>(buf.size()));
+  // Tensor i is written on another thread while tensor i + 1 is filled (on every core for random weights),
+  // so the write is hidden behind the fill instead of adding to it; two buffers take turns.
+  std::uint64_t largest = 0;
+  for (std::size_t i = first; i < last; ++i) largest = std::max(largest, tensors[i].bytes());
+  std::unique_ptr<std::uint8_t[]> bufs[2] = {std::unique_ptr<std::uint8_t[]>(new std::uint8_t[largest]),
+                                             std::unique_ptr<std::uint8_t[]>(new std::uint8_t[largest])};
+  std::future<void> writing;  // after bufs: destroyed first, it waits for the write still using one
+  for (std::size_t i = first; i < last; ++i) {
+    std::uint8_t* buf = bufs[(i - first) % 2].get();
+    fill(i, buf);
+    if (writing.valid()) writing.get();
+    if (!out) break;
+    writing = std::async(std::launch::async, [&out, buf, bytes = tensors[i].bytes()] {
+      out.write(reinterpret_cast<const char*>(buf), static_cast<std::streamsize>(bytes));
+    });
   }
+  if (writing.valid()) writing.get();
   out.close();
   if (!out) throw UserError(path.string() + ": write failed (disk full?)");
   std::error_code ec;

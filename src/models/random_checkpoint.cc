@@ -1,7 +1,10 @@
 // make-checkpoint: random weights for a model's parameter manifest, streamed into a diffusers directory.
 #include "dattn/models/random_checkpoint.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -34,17 +37,27 @@ std::uint64_t name_key(const std::string& name) {  // FNV-1a
   return h;
 }
 
-// N(mean, stddev) samples; element i depends only on (seed, key, i), so any thread may compute it.
-void fill_normal(float* dst, std::int64_t n, std::uint64_t seed, std::uint64_t key, float mean, float stddev) {
+// N(mean, stddev) samples narrowed to `dtype` straight into dst. Element i depends only on (seed, key, i),
+// so any thread may compute any chunk; a chunk is sampled into a float buffer that stays in cache and
+// narrowed in the same thread, so the narrowing runs in parallel too and no tensor-sized float copy exists.
+void fill_normal(std::uint8_t* dst, DType dtype, std::int64_t n, std::uint64_t seed, std::uint64_t key, float mean,
+                 float stddev) {
+  constexpr std::int64_t kChunk = 4096;  // even: a Box-Muller pair never straddles two chunks
   const std::uint64_t stream = splitmix64(seed ^ splitmix64(key));
+  const std::size_t esize = dtype_size(dtype);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t pair = 0; pair < (n + 1) / 2; ++pair) {
-    const std::uint64_t bits = splitmix64(stream + static_cast<std::uint64_t>(pair));
-    const double u1 = (double(bits >> 32) + 0.5) / 4294967296.0;  // (0, 1): the log is finite
-    const double u2 = double(bits & 0xFFFFFFFFu) / 4294967296.0;
-    const double r = std::sqrt(-2.0 * std::log(u1)), a = 6.283185307179586 * u2;
-    dst[2 * pair] = mean + stddev * static_cast<float>(r * std::cos(a));
-    if (2 * pair + 1 < n) dst[2 * pair + 1] = mean + stddev * static_cast<float>(r * std::sin(a));
+  for (std::int64_t c = 0; c < (n + kChunk - 1) / kChunk; ++c) {
+    const std::int64_t begin = c * kChunk, len = std::min(kChunk, n - begin);
+    float values[kChunk];
+    for (std::int64_t j = 0; j < len; j += 2) {
+      const std::uint64_t bits = splitmix64(stream + static_cast<std::uint64_t>((begin + j) / 2));
+      const double u1 = (double(bits >> 32) + 0.5) / 4294967296.0;  // (0, 1): the log is finite
+      const double u2 = double(bits & 0xFFFFFFFFu) / 4294967296.0;
+      const double r = std::sqrt(-2.0 * std::log(u1)), a = 6.283185307179586 * u2;
+      values[j] = mean + stddev * static_cast<float>(r * std::cos(a));
+      if (j + 1 < len) values[j + 1] = mean + stddev * static_cast<float>(r * std::sin(a));
+    }
+    from_f32(values, dtype, dst + static_cast<std::size_t>(begin) * esize, static_cast<std::size_t>(len));
   }
 }
 
@@ -97,15 +110,12 @@ RandomCheckpointSummary write_random_params(const std::string& out_dir, const st
     summary.parameters += static_cast<std::uint64_t>(shape_numel(p.shape));
   }
   summary.tensors = plan.size();
-  std::vector<float> values;
   summary.written = write_diffusers_weights(out_dir, weights_stem, plan, options.max_shard_bytes,
                                             [&](std::size_t i, std::uint8_t* dst) {
                                               const std::int64_t n = shape_numel(plan[i].shape);
                                               const InitSpec init = init_for(manifest[i]);
-                                              values.resize(static_cast<std::size_t>(n));
-                                              fill_normal(values.data(), n, options.seed, name_key(plan[i].name),
+                                              fill_normal(dst, plan[i].dtype, n, options.seed, name_key(plan[i].name),
                                                           init.mean, init.stddev);
-                                              from_f32(values.data(), plan[i].dtype, dst, values.size());
                                             });
   output.commit();
   return summary;

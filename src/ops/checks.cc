@@ -41,6 +41,20 @@ void require_same_device(const char* op, const Tensor& first, const char* arg, c
                     " like the input");
 }
 
+void require_window(const char* op, const Tensor& x, const Shape& y_shape, const RowWindow& window) {
+  require_defined(op, "window.out", window.out);
+  const Tensor& out = window.out;
+  if (y_shape.size() < 2) throw UserError(head(op, "x", x) + ": expected [B, S, ...] to write into rows of window.out");
+  bool same = out.ndim() == static_cast<int>(y_shape.size()) && out.dtype() == x.dtype() && out.device() == x.device();
+  for (int i = 0; same && i < out.ndim(); ++i) same = i == 1 || out.dim(i) == y_shape[static_cast<std::size_t>(i)];
+  if (!same)
+    throw UserError(head(op, "window.out", out) + ": expected " + std::string(dtype_name(x.dtype())) + " on " +
+                    std::string(device_name(x.device())) + ", shaped " + shape_str(y_shape) + " but for dimension 1");
+  if (window.row < 0 || window.row > out.dim(1) - y_shape[1])
+    throw UserError(std::string(op) + ": window row " + std::to_string(window.row) + ": the " +
+                    std::to_string(y_shape[1]) + " rows must fit in window.out's " + std::to_string(out.dim(1)));
+}
+
 void no_kernel(const char* op, Device device) {
   throw UserError(std::string(op) + " has no " + (device == Device::CUDA ? "CUDA" : "such") +
                   " implementation yet");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dattn/core/tensor.h"
+#include "dattn/ops/row_window.h"
 
 namespace dattn::ops::detail {
 
@@ -15,6 +16,9 @@ void require_f32(const char* op, const char* arg, const Tensor& t);
 void require_ndim(const char* op, const char* arg, const Tensor& t, int ndim, const char* layout);
 void require_shape(const char* op, const char* arg, const Tensor& t, const Shape& expected);
 void require_same_device(const char* op, const Tensor& first, const char* arg, const Tensor& t);
+// `window` can take the rows of a result of shape y_shape computed from x (row_window.h): out of x's
+// dtype and device, of y_shape but for dimension 1, 0 <= row and row + y_shape[1] <= out.dim(1).
+void require_window(const char* op, const Tensor& x, const Shape& y_shape, const RowWindow& window);
 // The one message every op gives for a device it has no kernel for yet.
 [[noreturn]] void no_kernel(const char* op, Device device);
 

@@ -11,8 +11,9 @@
 
 namespace dattn::ops {
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  constexpr const char* op = "linear";
+namespace {
+
+void check_linear(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   detail::require_float(op, "x", x);
   detail::require_float(op, "weight", weight);
   detail::require_ndim(op, "weight", weight, 2, "[out, in]");
@@ -25,6 +26,13 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     detail::require_shape(op, "bias", bias, {weight.dim(0)});
     detail::require_same_device(op, x, "bias", bias);
   }
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  constexpr const char* op = "linear";
+  check_linear(op, x, weight, bias);
   const StageScope timed("gemm");
   switch (x.device()) {
     case Device::CPU: return cpu::linear(x, weight, bias);
@@ -34,6 +42,26 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 #else
       break;
 #endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into) {
+  constexpr const char* op = "linear";
+  check_linear(op, x, weight, bias);
+  Shape y_shape = x.shape();
+  y_shape.back() = weight.dim(0);
+  detail::require_window(op, x, y_shape, into);
+  switch (x.device()) {
+    case Device::CPU: return copy_into(linear(x, weight, bias), into);
+    case Device::CUDA: {
+#ifdef DATTN_WITH_CUDA
+      const StageScope timed("gemm");
+      return cuda::linear(x, weight, bias, into);
+#else
+      break;
+#endif
+    }
   }
   detail::no_kernel(op, x.device());
 }

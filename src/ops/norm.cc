@@ -1,6 +1,9 @@
 // Dispatch of layer_norm, rms_norm and normalize_channels.
 #include "dattn/ops/norm.h"
 
+#include <string>
+#include <utility>
+
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
 #include "ops/checks.h"
@@ -63,6 +66,74 @@ Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
 #endif
   }
   detail::no_kernel(op, x.device());
+}
+
+void rms_norm(const Tensor& x, float eps, const Tensor& weight, const RowWindow& into) {
+  constexpr const char* op = "rms_norm";
+  check_x(op, x, eps);
+  check_param(op, "weight", x, weight);
+  detail::require_window(op, x, x.shape(), into);
+  if (x.device() == Device::CPU) return copy_into(rms_norm(x, eps, weight), into);
+  const StageScope timed("rms_norm");
+#ifdef DATTN_WITH_CUDA
+  return cuda::rms_norm(x, eps, weight, into);
+#else
+  detail::no_kernel(op, x.device());
+#endif
+}
+
+namespace {
+
+void check_norm_rope(const char* op, const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
+                     const Tensor& sin) {
+  check_x(op, x, eps);
+  detail::require_ndim(op, "x", x, 4, "[B, S, G, N]");
+  check_param(op, "weight", x, weight);
+  for (const auto& [name, t] : {std::pair{"cos", &cos}, std::pair{"sin", &sin}}) {
+    detail::require_defined(op, name, *t);
+    detail::require_f32(op, name, *t);
+    detail::require_ndim(op, name, *t, 2, "[S, Dr]");
+    detail::require_same_device(op, x, name, *t);
+  }
+  const std::int64_t dr = cos.dim(1);
+  detail::require_shape(op, "cos", cos, {x.dim(1), dr});
+  detail::require_shape(op, "sin", sin, {x.dim(1), dr});
+  if (dr == 0 || dr % 2 != 0 || x.dim(3) % dr != 0)
+    throw UserError(std::string(op) + ": cos " + cos.describe() + " and x " + x.describe() +
+                    ": the rotary width (cos.dim(1)) must be even and divide x's last dimension");
+}
+
+}  // namespace
+
+Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
+                                 const Tensor& sin) {
+  const StageScope timed("rms_norm_rope");
+  constexpr const char* op = "rms_norm_rope_interleaved";
+  check_norm_rope(op, x, eps, weight, cos, sin);
+  switch (x.device()) {
+    case Device::CPU: return cpu::rms_norm_rope_interleaved(x, eps, weight, cos, sin);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::rms_norm_rope_interleaved(x, eps, weight, cos, sin);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
+void rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos, const Tensor& sin,
+                               const RowWindow& into) {
+  constexpr const char* op = "rms_norm_rope_interleaved";
+  check_norm_rope(op, x, eps, weight, cos, sin);
+  detail::require_window(op, x, x.shape(), into);
+  if (x.device() == Device::CPU) return copy_into(rms_norm_rope_interleaved(x, eps, weight, cos, sin), into);
+  const StageScope timed("rms_norm_rope");
+#ifdef DATTN_WITH_CUDA
+  return cuda::rms_norm_rope_interleaved(x, eps, weight, cos, sin, into);
+#else
+  detail::no_kernel(op, x.device());
+#endif
 }
 
 Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu) {

@@ -1,7 +1,9 @@
-// layer_norm, rms_norm, layer_norm_modulated and gated_residual on CUDA against float64 references and
-// the CPU ops: every dtype, row lengths that take each kernel path (odd D: scalar; D % 8 == 0: 8-wide;
-// D > 12288: rows too long for shared memory), rows with a large mean, float32 parameters on 16-bit
-// activations, unaligned views, and token-row tables short (runs) and long (an uploaded table).
+// layer_norm, rms_norm, rms_norm_rope_interleaved, layer_norm_modulated and gated_residual on CUDA
+// against float64 references and the CPU ops: every dtype, row lengths that take each kernel path (odd
+// D: a block per row, scalar; D % 8 == 0 up to 4096: lane groups of every width, several rows per warp,
+// partly filled blocks; 5120: a block per row, 8-wide; D > 12288: rows too long for shared memory), rows
+// with a large mean, float32 parameters on 16-bit activations, unaligned views, and token-row tables
+// short (runs) and long (an uploaded table).
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -9,6 +11,7 @@
 #include "dattn/ops/modulation.h"
 #include "dattn/ops/norm.h"
 #include "ops/cuda_test_util.h"
+#include "ops/norm_rope_ref.h"
 
 namespace dattn::testing {
 namespace {
@@ -32,7 +35,10 @@ std::vector<double> norm_ref(const std::vector<double>& x, std::int64_t d, doubl
   return y;
 }
 
-const std::int64_t kWidths[] = {75, 3072, 20008};  // scalar path; 8-wide; 8-wide beyond shared memory
+// Block kernel, scalar; lane groups of 1, 16 and 32 lanes with 1, 4, 8, 12 and 16 vectors (1000: the
+// last vector of a lane empty); block kernel, 8-wide; 8-wide beyond shared memory.
+const std::int64_t kWidths[] = {75, 8, 128, 1000, 2048, 3072, 4096, 5120, 20008};
+constexpr std::int64_t kRows = 37;  // not a multiple of the rows per block of any lane group
 
 TEST(OpsCudaNorm, LayerNormEveryPath) {
   DATTN_SKIP_WITHOUT_CUDA();
@@ -42,7 +48,7 @@ TEST(OpsCudaNorm, LayerNormEveryPath) {
     for (DType dt : kFloatDTypes)
       for (DType pdt : {dt, DType::F32}) {  // parameters in x's dtype, or float32 (diffusers' norm2)
         SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d) + " params " + std::string(dtype_name(pdt))));
-        auto x = random_tensor({3, d}, dt, rng, 4.0f, 2.0f);  // a large mean
+        auto x = random_tensor({kRows, d}, dt, rng, 4.0f, 2.0f);  // a large mean
         auto w = random_tensor({d}, pdt, rng, 1.0f, 0.1f);
         auto b = random_tensor({d}, pdt, rng, 0.0f, 0.1f);
         poison_device_heap();
@@ -62,7 +68,7 @@ TEST(OpsCudaNorm, RmsNormEveryPath) {
   for (std::int64_t d : kWidths)
     for (DType dt : kFloatDTypes) {
       SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d)));
-      auto x = random_tensor({2, 2, d}, dt, rng, 0.5f, 3.0f);
+      auto x = random_tensor({1, kRows, d}, dt, rng, 0.5f, 3.0f);
       auto w = random_tensor({d}, dt, rng, 1.0f, 0.1f);
       poison_device_heap();
       EXPECT_EQ(check_cuda(ops::rms_norm(dev(x.t), 1e-6f), ops::rms_norm(x.t, 1e-6f),
@@ -91,6 +97,35 @@ TEST(OpsCudaNorm, UnalignedViewsTakeTheScalarPath) {
   }
 }
 
+// The fused norm and rotation: HunyuanVideo-1.5's per-head form (group kernel, 16 rows of 128 per block),
+// Wan's across heads (3072 = 24 heads of 128, 12 vectors per lane), 5120 (a block per row, 8-wide), a
+// rotary width that is not a multiple of 8 (scalar), and unaligned views (scalar).
+TEST(OpsCudaNorm, RmsNormRopeEveryPath) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  struct Form {
+    std::int64_t g, n, dr;
+    bool misaligned;
+  };
+  for (const Form f : {Form{16, 128, 128, false}, Form{1, 3072, 128, false}, Form{1, 5120, 128, false},
+                       Form{3, 36, 12, false}, Form{2, 64, 64, true}})
+    for (DType dt : kFloatDTypes) {
+      SCOPED_TRACE(trace(dt, seed, "G " + std::to_string(f.g) + " N " + std::to_string(f.n)));
+      const std::int64_t s = 9;
+      auto x = random_tensor({2, s, f.g, f.n}, dt, rng, 0.5f, 3.0f);
+      auto w = random_tensor({f.n}, dt, rng, 1.0f, 0.1f);
+      auto c = random_tensor({s, f.dr}, DType::F32, rng);
+      auto sn = random_tensor({s, f.dr}, DType::F32, rng);
+      const auto to_dev = [&](const Tensor& t) { return f.misaligned ? dev_misaligned(t) : dev(t); };
+      poison_device_heap();
+      EXPECT_EQ(check_cuda(ops::rms_norm_rope_interleaved(to_dev(x.t), 1e-6f, to_dev(w.t), to_dev(c.t), to_dev(sn.t)),
+                           ops::rms_norm_rope_interleaved(x.t, 1e-6f, w.t, c.t, sn.t),
+                           norm_rope_ref(x.v, s, f.g, f.n, 1e-6, w.v.data(), c.v, sn.v, f.dr)),
+                "");
+    }
+}
+
 // Rows of params per token: a few runs (kernel arguments), or 40 alternating runs (an uploaded table).
 std::vector<std::int32_t> token_rows(std::int64_t tokens, std::int32_t rows, bool many_runs) {
   std::vector<std::int32_t> r(tokens);
@@ -105,7 +140,7 @@ TEST(OpsCudaModulation, LayerNormModulatedAndGatedResidual) {
   std::mt19937_64 rng(seed);
   const std::int64_t tokens = 40, k = 6;
   const std::int32_t rows = 3;
-  for (std::int64_t d : {std::int64_t{77}, std::int64_t{256}})
+  for (std::int64_t d : {std::int64_t{77}, std::int64_t{256}, std::int64_t{3072}})
     for (bool many_runs : {false, true})
       for (DType dt : kFloatDTypes) {
         SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d) + (many_runs ? " table" : " runs")));

@@ -2,6 +2,7 @@
 // pipeline_t2v): float32 on the CPU from the same initial noise, compared stage by stage in pipeline order
 // (the text embeddings' valid rows and masks, the latents after every step, the video), so a failure names
 // the first stage that disagrees; the same on CUDA (fp32; bf16 against the CPU's bf16 run).
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "dattn/pipeline/pipeline.h"
 #include "support/device_case.h"
 #include "support/golden_dir.h"
+#include "support/temp_folder.h"
 
 namespace dattn::testing {
 namespace {
@@ -146,6 +148,28 @@ TEST(Hv15PipelineGoldenCuda, Fp32MatchesDiffusersAndBf16MatchesTheCpu) {
   std::printf("cuda bf16 vs cpu bf16 output.video %s\n", describe(e).c_str());
   EXPECT_EQ(e.nonfinite, 0u);
   EXPECT_LE(e.rel_l2, 3e-2);
+}
+
+// Without --guidance-scale the guider config's scale is used, as diffusers' pipeline uses its guider's:
+// an edited copy of the tiny pipeline with 3.5 there runs (and reports) 3.5.
+TEST(Hv15Pipeline, TheDefaultGuidanceScaleIsTheGuiderConfigs) {
+  TempFolder dir;
+  std::filesystem::copy(golden_dir() + kPipeline, dir.path(), std::filesystem::copy_options::recursive);
+  const std::string guider = dir.path() + "/guider/guider_config.json";
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(guider));
+  j["guidance_scale"] = 3.5;
+  std::ofstream(guider) << j.dump();
+  const auto pipeline = load_pipeline(dir.path(), {});
+  EXPECT_EQ(pipeline->default_guidance_scale(), 3.5);
+  GenerationRequest r;
+  r.prompt = "x";
+  r.height = 64;
+  r.width = 96;
+  r.num_frames = 9;
+  r.num_inference_steps = 1;
+  EXPECT_EQ(pipeline->run(r).report.guidance_scale, 3.5);
+  r.guidance_scale = 1.0;
+  EXPECT_EQ(pipeline->run(r).report.guidance_scale, 1.0);
 }
 
 TEST(Hv15Pipeline, BadRequestsAreRefusedBeforeAnyWork) {

@@ -8,7 +8,7 @@
 #include "dattn/text/bpe_tokenizer.h"
 #include "golden_case.h"
 #include "support/config_error.h"
-#include "temp_folder.h"
+#include "support/temp_folder.h"
 #include "text/byte_level.h"
 
 using namespace dattn;

@@ -7,7 +7,7 @@
 #include "dattn/text/byt5_tokenizer.h"
 #include "golden_case.h"
 #include "support/config_error.h"
-#include "temp_folder.h"
+#include "support/temp_folder.h"
 
 using namespace dattn;
 using nlohmann::json;

@@ -7,7 +7,7 @@
 #include "dattn/text/chat_template.h"
 #include "golden_case.h"
 #include "support/config_error.h"
-#include "temp_folder.h"
+#include "support/temp_folder.h"
 #include "text/known_chat_templates.h"
 
 using namespace dattn;

@@ -34,7 +34,7 @@ struct GenerateOptions {
   std::int64_t height = 0, width = 0, num_frames = 0;
   int steps = 0, fps = 16;
   std::uint64_t seed = 0;
-  double guidance_scale = 5.0;
+  std::optional<double> guidance_scale;
   std::optional<double> flow_shift;
   std::string validate_against;            // a baseline backend: run the request again on it and compare
   std::optional<double> validate_min_psnr;  // dB; below it the command exits with kValidationFailed
@@ -191,7 +191,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   report.width = result.frames.dim(2);
   report.fps = o.fps;
   report.steps = o.steps;
-  report.guidance_scale = o.guidance_scale;
+  report.guidance_scale = result.report.guidance_scale;
   report.seed = o.seed;
   report.seeded_noise = o.initial_latents.empty();
   report.attention = result.report.attention;
@@ -258,8 +258,9 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--num-frames", o->num_frames, "Number of frames, 4k+1")->required();
   app->add_option("--num-inference-steps", o->steps, "Denoising steps")->required();
   add_seed_option(*app, o->seed, "Seed of dattn's initial noise (not torch's generator), 0 to 2^64-1");
-  app->add_option("--guidance-scale", o->guidance_scale, "Classifier-free guidance scale (off at <= 1)")
-      ->capture_default_str();
+  app->add_option("--guidance-scale", o->guidance_scale,
+                  "Classifier-free guidance scale (off at <= 1; default: the model's, 5 for Wan2.2, the guider "
+                  "config's for HunyuanVideo-1.5)");
   app->add_option("--flow-shift", o->flow_shift, "Overrides the scheduler config's flow_shift");
   app->add_option("--fps", o->fps, "Frame rate of the .mp4")->capture_default_str();
   app->add_option("--output", o->output, "PATH.mp4, PATH.png or PATH.safetensors")->required()->type_name("PATH");

@@ -2,6 +2,7 @@
 // Dense layers. Every op in include/dattn/ops/ takes and returns Tensors, checks its arguments (a bad
 // shape or dtype is a UserError naming the op and the argument) and dispatches on the input's device.
 #include "dattn/core/tensor.h"
+#include "dattn/ops/row_window.h"
 
 namespace dattn::ops {
 
@@ -9,5 +10,7 @@ namespace dattn::ops {
 // bias [out] or undefined. y has x's leading dimensions, device and dtype. CPU: one float32 GEMM
 // (OpenBLAS); bf16 and fp16 operands are widened to float32 and the result is rounded once.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// The same written into rows of `into` (x [B, S, ..., in]; into.out [B, S_out, ..., out]).
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into);
 
 }  // namespace dattn::ops

@@ -11,5 +11,6 @@
 #include "dattn/ops/patch.h"
 #include "dattn/ops/reduce.h"
 #include "dattn/ops/rope.h"
+#include "dattn/ops/row_window.h"
 #include "dattn/ops/softmax.h"
 #include "dattn/ops/transpose.h"

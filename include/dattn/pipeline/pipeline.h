@@ -51,7 +51,9 @@ struct GenerationRequest {
   std::string negative_prompt;  // "" as diffusers' default
   std::int64_t height = 0, width = 0, num_frames = 0;
   int num_inference_steps = 0;
-  double guidance_scale = 5.0;  // classifier-free guidance runs when > 1, as in diffusers
+  // Classifier-free guidance runs when > 1, as in diffusers; the model's default when not given
+  // (Pipeline::default_guidance_scale).
+  std::optional<double> guidance_scale;
   std::uint64_t seed = 0;
   std::optional<double> flow_shift;  // overrides the scheduler config's flow_shift / shift
   std::optional<int> max_sequence_length;  // text tokens; the family's default when not given
@@ -91,6 +93,7 @@ struct GenerationReport {
   std::vector<Resolution> attention;      // the backend each attention role resolved to
   std::vector<double> step_ms;            // each denoising step's wall time
   GuidanceMode guidance = GuidanceMode::Sequential;
+  double guidance_scale = 0;  // the scale the run used (the request's, or the model's default)
 };
 
 struct GenerationResult {
@@ -113,6 +116,9 @@ class Pipeline {
   // The backend each attention role resolved to when the pipeline was built.
   virtual std::vector<Resolution> attention() const = 0;
 
+  // The guidance scale of a request that gives none: diffusers' default for the family (WanPipeline's
+  // guidance_scale=5.0; HunyuanVideo-1.5's guider config's guidance_scale, 6.0 in the published one).
+  virtual double default_guidance_scale() const = 0;
   // Refuses a request this model cannot run, with the flag and what is expected (size multiples,
   // frame counts, steps, guidance scale, flow shift, initial latents' shape), before any work.
   virtual void check(const GenerationRequest& request) const = 0;

@@ -14,16 +14,27 @@ constexpr float kEps = 1e-6f;
 // AdaLayerNormZero's six vectors, in diffusers' chunk order.
 enum : int { kShiftMsa = 0, kScaleMsa, kGateMsa, kShiftMlp, kScaleMlp, kGateMlp };
 
+// The joint attention's inputs [B, video + text, H, D].
 struct Qkv {
   Tensor q, k, v;
 };
 
-Qkv project(const Tensor& x, const Linear& wq, const Linear& wk, const Linear& wv, const Tensor& norm_q,
-            const Tensor& norm_k, std::int64_t heads, std::int64_t head_dim) {
-  const Shape shape{x.dim(0), x.dim(1), heads, head_dim};
-  return {ops::rms_norm(ops::linear(x, wq.weight, wq.bias).reshape(shape), kEps, norm_q),
-          ops::rms_norm(ops::linear(x, wk.weight, wk.bias).reshape(shape), kEps, norm_k),
-          ops::linear(x, wv.weight, wv.bias).reshape(shape)};
+// One stream's queries and keys (normalised per head, with the rotary embedding when `rope` is given:
+// video tokens) and values, written into its rows of the joint tensors from `row` on.
+void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Linear& wq, const Linear& wk,
+                  const Linear& wv, const Tensor& norm_q, const Tensor& norm_k, const RopeTables* rope) {
+  const Shape shape{x.dim(0), x.dim(1), joint.q.dim(2), joint.q.dim(3)};
+  const auto norm = [&](const Linear& w, const Tensor& gain, const Tensor& out) {
+    const Tensor h = ops::linear(x, w.weight, w.bias).reshape(shape);
+    if (rope)
+      ops::rms_norm_rope_interleaved(h, kEps, gain, rope->cos, rope->sin, {out, row});
+    else
+      ops::rms_norm(h, kEps, gain, {out, row});
+  };
+  norm(wq, norm_q, joint.q);
+  norm(wk, norm_k, joint.k);
+  const Tensor v = joint.v.reshape({joint.v.dim(0), joint.v.dim(1), joint.v.dim(2) * joint.v.dim(3)});
+  ops::linear(x, wv.weight, wv.bias, {v, row});
 }
 
 Tensor feed_forward(const Tensor& x, const Linear& in, const Linear& out) {
@@ -63,11 +74,12 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
     capture_vector(capture, prefix_ + ".norm1_context.out.c_gate_mlp", mt, kGateMlp);
   }
 
-  Qkv video = project(nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, heads_, head_dim_);
-  video.q = ops::apply_rope_interleaved(video.q, rope.cos, rope.sin);
-  video.k = ops::apply_rope_interleaved(video.k, rope.cos, rope.sin);
-  const Qkv text = project(nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, heads_, head_dim_);
-  const Tensor q = concat_rows(video.q, text.q), k = concat_rows(video.k, text.k), v = concat_rows(video.v, text.v);
+  const Shape joint_shape{b, sv + st, heads_, head_dim_};
+  const Qkv qkv{Tensor::empty(joint_shape, nv.dtype(), nv.device()), Tensor::empty(joint_shape, nv.dtype(), nv.device()),
+                Tensor::empty(joint_shape, nv.dtype(), nv.device())};
+  project_into(qkv, 0, nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, &rope);
+  project_into(qkv, sv, nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, nullptr);
+  const Tensor &q = qkv.q, &k = qkv.k, &v = qkv.v;
   std::vector<std::int64_t> valid_keys;
   for (std::int64_t n : text_valid) valid_keys.push_back(sv + n);
   const Tensor out = attend(*layer_, q, k, v, valid_keys);

@@ -65,17 +65,6 @@ Tensor gather_rows(const Tensor& x, const RowLists& rows) {
   return out;
 }
 
-Tensor concat_rows(const Tensor& a, const Tensor& b) {
-  Shape shape = a.shape();
-  shape[1] = a.dim(1) + b.dim(1);
-  Tensor out = Tensor::empty(shape, a.dtype(), a.device());
-  for (std::int64_t i = 0; i < a.dim(0); ++i) {
-    copy_rows(out, i, 0, a, 0, a.dim(1));
-    copy_rows(out, i, a.dim(1), b, 0, b.dim(1));
-  }
-  return out;
-}
-
 Tensor slice_rows(const Tensor& x, std::int64_t start, std::int64_t n) {
   if (x.dim(0) == 1 || (start == 0 && n == x.dim(1))) {
     Shape shape = x.shape();

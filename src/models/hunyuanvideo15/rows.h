@@ -1,6 +1,6 @@
 #pragma once
 // Moving token rows between [B, N, ...] tensors on their device: the compaction of padded text to its
-// valid tokens, the packing of the text streams, and the joint sequence of video then text.
+// valid tokens, the packing of the text streams, and slices of the joint sequence of video then text.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,8 +27,6 @@ Tensor gather_rows(const Tensor& x, const RowLists& rows);
 void copy_rows(Tensor& dst, std::int64_t b, std::int64_t dst_row, const Tensor& src, std::int64_t src_row,
                std::int64_t n);
 
-// [B, Sa + Sb, X...]: a's rows then b's for each batch item.
-Tensor concat_rows(const Tensor& a, const Tensor& b);
 // Rows [start, start + n) of every batch item: [B, n, X...].
 Tensor slice_rows(const Tensor& x, std::int64_t start, std::int64_t n);
 

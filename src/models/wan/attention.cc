@@ -21,16 +21,16 @@ Attention::Attention(std::string name, const AttentionRoleDecl& decl, float eps,
 Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tensor& context, const RopeTables* rope,
                           const Capture& capture, const std::string& capture_prefix) const {
   const std::int64_t b = x.dim(0), s = x.dim(1), l = context.dim(1);
-  Tensor q = ops::rms_norm(ops::linear(x, w.to_q.weight, w.to_q.bias), eps_, w.norm_q);
-  Tensor k = ops::rms_norm(ops::linear(context, w.to_k.weight, w.to_k.bias), eps_, w.norm_k);
-  Tensor v = ops::linear(context, w.to_v.weight, w.to_v.bias);
-  q = q.reshape({b, s, heads_, head_dim_});
-  k = k.reshape({b, l, heads_, head_dim_});
-  v = v.reshape({b, l, heads_, head_dim_});
-  if (rope) {
-    q = ops::apply_rope_interleaved(q, rope->cos, rope->sin);
-    k = ops::apply_rope_interleaved(k, rope->cos, rope->sin);
-  }
+  // The norm runs across heads; the rotary embedding (self-attention) per head, fused with it.
+  const auto norm = [&](const Tensor& in, const Linear& proj, const Tensor& gain, std::int64_t len) {
+    const Tensor h = ops::linear(in, proj.weight, proj.bias);
+    if (!rope) return ops::rms_norm(h, eps_, gain).reshape({b, len, heads_, head_dim_});
+    return ops::rms_norm_rope_interleaved(h.reshape({b, len, 1, heads_ * head_dim_}), eps_, gain, rope->cos, rope->sin)
+        .reshape({b, len, heads_, head_dim_});
+  };
+  const Tensor q = norm(x, w.to_q, w.norm_q, s);
+  const Tensor k = norm(context, w.to_k, w.norm_k, l);
+  const Tensor v = ops::linear(context, w.to_v.weight, w.to_v.bias).reshape({b, l, heads_, head_dim_});
   Tensor out = Tensor::empty({b, s, heads_, head_dim_}, dtype_, x.device());
   AttentionProblem p;
   p.shape.batch = b;

@@ -12,6 +12,8 @@ namespace dattn::ops::cpu {
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias);
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight);
+Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
+                                 const Tensor& sin);
 Tensor gelu_tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);
 Tensor silu(const Tensor& x);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "ops/cpu/cpu_ops.h"
+#include "dattn/ops/combine.h"
 #include "ops/cpu/f32_io.h"
 
 namespace dattn::ops::cpu {
@@ -51,6 +52,15 @@ Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
   }
   ys.finish();
   return y;
+}
+
+// Float32 between the norm and the rotation, rounded once to x's dtype, as the fused CUDA kernel.
+Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
+                                 const Tensor& sin) {
+  const Tensor n = rms_norm(ops::cast(x, DType::F32), eps, weight);
+  const std::int64_t dr = cos.dim(1);
+  const Tensor heads = n.reshape({x.dim(0), x.dim(1), x.dim(2) * (x.dim(3) / dr), dr});
+  return ops::cast(apply_rope_interleaved(heads, cos, sin).reshape(x.shape()), x.dtype());
 }
 
 }  // namespace dattn::ops::cpu

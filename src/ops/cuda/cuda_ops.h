@@ -4,6 +4,7 @@
 // dispatchers compile as C++20 and only the .cu files see the CUDA toolkit. Every op is asynchronous on
 // the current run context's stream (current_context(Device::CUDA)): it launches and returns; errors of a launch are reported at once, errors of the
 // kernel itself at the next synchronising call.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -12,8 +13,16 @@
 namespace dattn::ops::cuda {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into);
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias);
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight);
+Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
+                                 const Tensor& sin);
+void rms_norm(const Tensor& x, float eps, const Tensor& weight, const RowWindow& into);
+void rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos, const Tensor& sin,
+                               const RowWindow& into);
+// `items` blocks of `bytes` from src (back to back) to dst (every dst_pitch bytes), on the current stream.
+void copy_item_blocks(void* dst, std::size_t dst_pitch, const void* src, std::size_t bytes, std::int64_t items);
 Tensor gelu_tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);
 Tensor silu(const Tensor& x);

@@ -181,4 +181,29 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return convert(y, dt);
 }
 
+void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into) {
+  const i64 items = x.dim(0), seq = x.dim(1), in = weight.dim(1), out = weight.dim(0);
+  const DType dt = x.dtype();
+  Tensor window = into.out;
+  const bool direct = in > 0 && weight.dtype() == dt && (!bias.defined() || bias.dtype() == dt) &&
+                      alignment(x.data()) >= 16 && alignment(weight.data()) >= 16 &&
+                      (!bias.defined() || alignment(bias.data()) >= 16) && alignment(window.data()) >= 16 &&
+                      (out * static_cast<i64>(dtype_size(dt))) % 16 == 0;
+  if (!direct) {  // the rare layouts: the tensor-returning form, then a copy
+    copy_into(linear(x, weight, bias), into);
+    return;
+  }
+  if (x.numel() == 0 || out == 0) return;
+  // One GEMM per batch item: an item's rows are contiguous in x and in its window.
+  const i64 per_token = x.numel() / (items * seq * in);  // GEMM rows per token: 1 for x [B, S, in]
+  const i64 rows = seq * per_token, out_rows = window.dim(1) * per_token;
+  const std::size_t esize = dtype_size(dt);
+  for (i64 b = 0; b < items; ++b) {
+    const auto* xb = static_cast<const std::uint8_t*>(x.data()) + static_cast<std::size_t>(b * rows * in) * esize;
+    auto* yb = static_cast<std::uint8_t*>(window.data()) +
+               static_cast<std::size_t>((b * out_rows + into.row * per_token) * out) * esize;
+    gemm_xwt(xb, weight.data(), bias.defined() ? bias.data() : nullptr, yb, rows, out, in, dt);
+  }
+}
+
 }  // namespace dattn::ops::cuda

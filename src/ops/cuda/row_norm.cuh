@@ -1,9 +1,14 @@
 #pragma once
-// One kernel for the three row normalisations (layer_norm, rms_norm, layer_norm_modulated): one block
-// per row of D elements. The row is read once into shared memory as float32 (when it fits), the mean
-// and then the variance are reduced from there in two passes (no one-pass cancellation on rows with a
-// large mean), and the output is written from shared memory. Rows too long for shared memory are read
-// again from global memory (L2) instead.
+// The three row normalisations (layer_norm, rms_norm, layer_norm_modulated), optionally followed by an
+// interleaved rotary embedding (rms_norm_rope_interleaved). Two kernels of the same arithmetic:
+// - rows of up to 4096 elements with 8-wide access (every row of the models): a group of G <= 32 lanes
+//   of one warp per row (G = D / 8 rounded up to a power of two), the row held in registers, reductions
+//   by shuffles only. Short rows (the per-head q/k norms: D = 128, G = 16) pack several rows per warp;
+//   one block per row would leave most of each block idle.
+// - other rows: one block per row, the row read once into shared memory as float32 (when it fits),
+//   written from there; rows too long for shared memory are read again from global memory (L2).
+// Both reduce the mean and then the variance in two passes (no one-pass cancellation on rows with a
+// large mean).
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/token_rows.cuh"
 
@@ -23,9 +28,138 @@ struct RowNormArgs {
   const float* params = nullptr;  // LayerModulated: [R, K, D] float32
   int k = 0, shift_k = 0, scale_k = 0;
   TokenRows token_rows;
+  // Rms only: the interleaved rotary embedding after the norm (rope.h's formula), or none. Row r is
+  // token (r / rope_rows_per_token) % rope_s; column c of the row uses the tables' column c % rope_d.
+  const float* rope_cos = nullptr;
+  const float* rope_sin = nullptr;
+  i64 rope_s = 1, rope_rows_per_token = 1, rope_d = 0;
+  // Where row r is written: row r of y, or, with in_item_rows > 0 (a RowWindow), row
+  // (r / in_item_rows) * out_item_rows + out_row0 + r % in_item_rows.
+  i64 in_item_rows = 0, out_item_rows = 0, out_row0 = 0;
   bool vec = false;    // 8-wide access (d % 8 == 0, aligned x and y)
   bool cached = false; // the row is kept in shared memory (d floats of dynamic shared memory)
+  bool w_vec = false;  // 8-wide weight (and bias) loads
 };
+
+// The first element of row r's output.
+__device__ __forceinline__ i64 out_base(const RowNormArgs& p, i64 r) {
+  if (p.in_item_rows == 0) return r * p.d;
+  return ((r / p.in_item_rows) * p.out_item_rows + p.out_row0 + r % p.in_item_rows) * p.d;
+}
+
+// Elements [i, i + 8) of a parameter vector: 8-wide when allowed, else one by one (fp64 weights).
+__device__ __forceinline__ void load8_param(const void* p, Elt e, i64 i, bool vec, float (&v)[8]) {
+  if (vec) {
+    load8(p, e, i, v);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j) v[j] = load1(p, e, i + j);
+}
+
+__device__ __forceinline__ void load8_f32(const float* p, float (&v)[8]) {
+  const float4 a = *reinterpret_cast<const float4*>(p), b = *reinterpret_cast<const float4*>(p + 4);
+  v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+}
+
+// Sum over the G lanes of a group (aligned within the warp; every lane of the warp takes part).
+template <int G>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int o = G / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The rotary embedding of 8 normalised elements starting at column c (a multiple of 8) of row r.
+__device__ __forceinline__ void rope8(const RowNormArgs& p, i64 r, i64 c, float (&x)[8]) {
+  const i64 pos = r / p.rope_rows_per_token % p.rope_s, col = c % p.rope_d;
+  float cv[8], sv[8];
+  load8_f32(p.rope_cos + pos * p.rope_d + col, cv);
+  load8_f32(p.rope_sin + pos * p.rope_d + col, sv);
+#pragma unroll
+  for (int j = 0; j < 8; j += 2) {
+    const float x1 = x[j], x2 = x[j + 1];
+    x[j] = x1 * cv[j] - x2 * sv[j + 1];
+    x[j + 1] = x1 * sv[j + 1] + x2 * cv[j];
+  }
+}
+
+// The same for element c alone, given its normalised value n and its pair partner's, m.
+__device__ __forceinline__ float rope1(const RowNormArgs& p, i64 r, i64 c, float n, float m) {
+  const i64 pos = r / p.rope_rows_per_token % p.rope_s, col = c % p.rope_d;
+  const float* cr = p.rope_cos + pos * p.rope_d;
+  const float* sr = p.rope_sin + pos * p.rope_d;
+  return col % 2 == 0 ? n * cr[col] - m * sr[col + 1] : m * sr[col] + n * cr[col - 1];
+}
+
+// Normalised values of 8 elements starting at column c (a multiple of 8) of row r, in place.
+template <NormKind K>
+__device__ __forceinline__ void finish8(const RowNormArgs& p, i64 r, i64 c, float mean, float inv, float (&x)[8]) {
+  if (K == NormKind::LayerModulated) {
+    const float* prow = p.params + i64{p.token_rows.row(r)} * p.k * p.d;
+    float shift[8], scale[8];
+    load8_f32(prow + i64{p.shift_k} * p.d + c, shift);
+    load8_f32(prow + i64{p.scale_k} * p.d + c, scale);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) x[j] = (x[j] - mean) * inv * (1.0f + scale[j]) + shift[j];
+    return;
+  }
+  float w[8], b[8];
+  if (p.w) load8_param(p.w, p.ew, c, p.w_vec, w);
+  if (K == NormKind::Layer && p.b) load8_param(p.b, p.eb, c, p.w_vec, b);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    float n = (K == NormKind::Rms ? x[j] : x[j] - mean) * inv;
+    if (p.w) n *= w[j];
+    if (K == NormKind::Layer && p.b) n += b[j];
+    x[j] = n;
+  }
+  if (K == NormKind::Rms && p.rope_cos) rope8(p, r, c, x);
+}
+
+// G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced).
+template <NormKind K, int G, int V>
+__global__ void row_norm_group_kernel(RowNormArgs p) {
+  const int lane = threadIdx.x % G;
+  const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
+  const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
+  const i64 base = r * p.d, nvec = p.d / 8;
+  float x[V][8];
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const i64 v = lane + i64{j} * G;
+    if (v < nvec) {
+      load8(p.x, p.ex, base + v * 8, x[j]);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? x[j][e] * x[j][e] : x[j][e];
+    }
+  }
+  const float inv_d = 1.0f / static_cast<float>(p.d);
+  float mean = 0, inv;
+  if (K == NormKind::Rms) {
+    inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
+  } else {
+    mean = group_sum<G>(s) * inv_d;
+    float q = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (lane + i64{j} * G < nvec)
+#pragma unroll
+        for (int e = 0; e < 8; ++e) q += (x[j][e] - mean) * (x[j][e] - mean);
+    inv = 1.0f / sqrtf(group_sum<G>(q) * inv_d + p.eps);
+  }
+  if (row >= p.rows) return;
+  const i64 obase = out_base(p, r);
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const i64 v = lane + i64{j} * G;
+    if (v < nvec) {
+      finish8<K>(p, r, v * 8, mean, inv, x[j]);
+      store8(p.y, p.ex, obase + v * 8, x[j]);
+    }
+  }
+}
 
 template <NormKind K>
 __global__ void row_norm_kernel(RowNormArgs p) {
@@ -70,20 +204,7 @@ __global__ void row_norm_kernel(RowNormArgs p) {
     inv = 1.0f / sqrtf(block_sum(q, scratch) * inv_d + p.eps);
   }
 
-  const float* shift = nullptr;
-  const float* scale = nullptr;
-  if (K == NormKind::LayerModulated) {
-    const float* prow = p.params + i64{p.token_rows.row(r)} * p.k * p.d;
-    shift = prow + i64{p.shift_k} * p.d;
-    scale = prow + i64{p.scale_k} * p.d;
-  }
-  const auto out = [&](i64 i, float x) {
-    float n = (K == NormKind::Rms ? x : x - mean) * inv;
-    if (K == NormKind::LayerModulated) return n * (1.0f + scale[i]) + shift[i];
-    if (p.w) n *= load1(p.w, p.ew, i);
-    if (K == NormKind::Layer && p.b) n += load1(p.b, p.eb, i);
-    return n;
-  };
+  const i64 obase = out_base(p, r);
   if (p.vec) {
     for (i64 v = tid; v < p.d / 8; v += nt) {
       float x[8];
@@ -93,29 +214,80 @@ __global__ void row_norm_kernel(RowNormArgs p) {
       } else {
         load8(p.x, p.ex, base + v * 8, x);
       }
-#pragma unroll
-      for (int j = 0; j < 8; ++j) x[j] = out(v * 8 + j, x[j]);
-      store8(p.y, p.ex, base + v * 8, x);
+      finish8<K>(p, r, v * 8, mean, inv, x);
+      store8(p.y, p.ex, obase + v * 8, x);
     }
-  } else {
-    for (i64 i = tid; i < p.d; i += nt) store1(p.y, p.ex, base + i, out(i, value(i)));
+    return;
+  }
+  const float* shift = nullptr;
+  const float* scale = nullptr;
+  if (K == NormKind::LayerModulated) {
+    const float* prow = p.params + i64{p.token_rows.row(r)} * p.k * p.d;
+    shift = prow + i64{p.shift_k} * p.d;
+    scale = prow + i64{p.scale_k} * p.d;
+  }
+  const auto out = [&](i64 i) {
+    float n = (K == NormKind::Rms ? value(i) : value(i) - mean) * inv;
+    if (K == NormKind::LayerModulated) return n * (1.0f + scale[i]) + shift[i];
+    if (p.w) n *= load1(p.w, p.ew, i);
+    if (K == NormKind::Layer && p.b) n += load1(p.b, p.eb, i);
+    return n;
+  };
+  for (i64 i = tid; i < p.d; i += nt) {
+    const float y = K == NormKind::Rms && p.rope_cos ? rope1(p, r, i, out(i), out(i ^ 1)) : out(i);
+    store1(p.y, p.ex, obase + i, y);
   }
 }
 
-// Fills vec, cached and the launch shape, then launches on `stream`.
+template <NormKind K, int G, int V>
+void launch_group(const RowNormArgs& p, cudaStream_t stream) {
+  constexpr int kThreads = 256, kRowsPerBlock = kThreads / G;
+  const i64 blocks = (p.rows + kRowsPerBlock - 1) / kRowsPerBlock;
+  row_norm_group_kernel<K, G, V><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
+}
+
+// The group kernel for rows of nvec 8-wide vectors (nvec <= 512); false when it does not take them.
+template <NormKind K>
+bool launch_row_norm_group(const RowNormArgs& p, cudaStream_t stream) {
+  const i64 nvec = p.d / 8;
+  if (nvec > 512) return false;
+  if (nvec <= 1) launch_group<K, 1, 1>(p, stream);
+  else if (nvec <= 2) launch_group<K, 2, 1>(p, stream);
+  else if (nvec <= 4) launch_group<K, 4, 1>(p, stream);
+  else if (nvec <= 8) launch_group<K, 8, 1>(p, stream);
+  else if (nvec <= 16) launch_group<K, 16, 1>(p, stream);
+  else if (nvec <= 32) launch_group<K, 32, 1>(p, stream);
+  else if (nvec <= 64) launch_group<K, 32, 2>(p, stream);
+  else if (nvec <= 128) launch_group<K, 32, 4>(p, stream);
+  else if (nvec <= 256) launch_group<K, 32, 8>(p, stream);
+  else if (nvec <= 384) launch_group<K, 32, 12>(p, stream);
+  else launch_group<K, 32, 16>(p, stream);
+  return true;
+}
+
+// Fills the access flags and the launch shape, then launches on `stream`.
 template <NormKind K>
 void launch_row_norm(RowNormArgs p, DType dtype, const char* op, cudaStream_t stream) {
   if (p.rows == 0 || p.d == 0) return;
+  if (p.rows > 0x7fffffff) throw UserError(std::string(op) + " (cuda): too many rows");
   p.vec = p.d % 8 == 0 && can_vec8(p.x, dtype) && can_vec8(p.y, dtype);
+  // 8-wide parameter and table reads start at multiples of 8 columns: aligned when their bases are.
+  const auto aligned = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 == 0; };
+  if (K == NormKind::LayerModulated && !aligned(p.params)) p.vec = false;
+  if (p.rope_cos && (!aligned(p.rope_cos) || !aligned(p.rope_sin) || p.rope_d % 8 != 0)) p.vec = false;
+  p.w_vec = p.w && p.ew != Elt::F64 && aligned(p.w) && (!p.b || (p.eb != Elt::F64 && aligned(p.b)));
+  if (p.vec && launch_row_norm_group<K>(p, stream)) {
+    check_launch(op);
+    return;
+  }
   constexpr i64 kMaxCacheBytes = 48 * 1024;  // the default dynamic shared memory limit
   const i64 cache_bytes = p.d * static_cast<i64>(sizeof(float));
   p.cached = cache_bytes <= kMaxCacheBytes;
-  // About 4 vectors (32 elements) per thread: D = 3072 gets 96 threads, 5120 gets 160.
+  // About 4 vectors (32 elements) per thread: D = 5120 gets 160 threads.
   const i64 per_thread = p.vec ? 32 : 8;
   i64 threads = (p.d + per_thread - 1) / per_thread;
   threads = (threads + 31) / 32 * 32;
   threads = threads < 32 ? 32 : (threads > 512 ? 512 : threads);
-  if (p.rows > 0x7fffffff) throw UserError(std::string(op) + " (cuda): too many rows");
   row_norm_kernel<K><<<static_cast<unsigned>(p.rows), static_cast<unsigned>(threads),
                        p.cached ? static_cast<std::size_t>(cache_bytes) : 0, stream>>>(p);
   check_launch(op);

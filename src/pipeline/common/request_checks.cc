@@ -34,7 +34,7 @@ void check_common_fields(const GenerationRequest& r, std::int64_t ft, int max_st
   if (r.num_inference_steps < 1 || r.num_inference_steps > max_steps)
     throw UserError("--num-inference-steps " + std::to_string(r.num_inference_steps) + " must be between 1 and " +
                     std::to_string(max_steps) + " (the scheduler's num_train_timesteps; models use 20 to 50)");
-  if (!std::isfinite(r.guidance_scale) || r.guidance_scale < 0)
+  if (r.guidance_scale && !(std::isfinite(*r.guidance_scale) && *r.guidance_scale >= 0))
     throw UserError("--guidance-scale must be a finite number >= 0 (guidance runs when it is > 1)");
   if (r.flow_shift && !(*r.flow_shift >= kMinFlowShift && *r.flow_shift <= kMaxFlowShift)) {  // NaN fails too
     char value[32];

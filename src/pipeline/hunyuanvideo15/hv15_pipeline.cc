@@ -64,6 +64,9 @@ class Hv15Pipeline final : public Pipeline {
   const PipelineOptions& options() const override { return options_; }
   RunContext& context() const override { return *context_; }
   std::vector<Resolution> attention() const override { return attention_; }
+  // diffusers' pipeline has no guidance_scale argument: its guider's (guider_config.json) is the one used.
+  double default_guidance_scale() const override { return info_.guider_scale; }
+
   void check(const GenerationRequest& request) const override {
     check_hv15_request(info_, request);
     const ContextScope bound(*context_);
@@ -76,8 +79,10 @@ class Hv15Pipeline final : public Pipeline {
     check(request);
     const ContextScope bound(*context_);
     // diffusers: the guider runs two conditions when enabled and guidance_scale > 1.
-    const bool guidance = info_.guider_enabled && request.guidance_scale > 1.0;
+    const double scale = request.guidance_scale.value_or(default_guidance_scale());
+    const bool guidance = info_.guider_enabled && scale > 1.0;
     GenerationReport report;
+    report.guidance_scale = scale;
     report.guidance = guidance_mode_;
     report.attention = attention_;
     pipeline::FamilyStages stages;
@@ -119,7 +124,7 @@ class Hv15Pipeline final : public Pipeline {
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_);
     pipeline::DenoiseInputs inputs{noise.to(DType::F32).to(options_.device), std::move(prompt), std::move(negative),
-                                   request.guidance_scale};
+                                   request.guidance_scale.value_or(default_guidance_scale())};
     Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
                                        report.step_ms);
     report.stage_ms.emplace_back("denoising", clock.ms());

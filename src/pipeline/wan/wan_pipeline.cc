@@ -77,6 +77,9 @@ class WanPipeline final : public Pipeline {
   const PipelineOptions& options() const override { return options_; }
   RunContext& context() const override { return *context_; }
   std::vector<Resolution> attention() const override { return attention_; }
+  // WanPipeline.__call__'s guidance_scale=5.0.
+  double default_guidance_scale() const override { return 5.0; }
+
   void check(const GenerationRequest& request) const override {
     check_wan_request(info_, request);
     const ContextScope bound(*context_);  // the device whose free memory counts
@@ -88,8 +91,10 @@ class WanPipeline final : public Pipeline {
   GenerationResult run(const GenerationRequest& request, const ProgressObserver& observer) override {
     check(request);
     const ContextScope bound(*context_);
-    const bool guidance = request.guidance_scale > 1.0;  // diffusers' do_classifier_free_guidance
+    const double scale = request.guidance_scale.value_or(default_guidance_scale());
+    const bool guidance = scale > 1.0;  // diffusers' do_classifier_free_guidance
     GenerationReport report;
+    report.guidance_scale = scale;
     report.guidance = guidance_mode_;
     report.attention = attention_;
     pipeline::FamilyStages stages;
@@ -136,7 +141,7 @@ class WanPipeline final : public Pipeline {
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_);
     pipeline::DenoiseInputs inputs{latents_on_run_device(noise), std::move(prompt), std::move(negative),
-                                   request.guidance_scale};
+                                   request.guidance_scale.value_or(default_guidance_scale())};
     Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
                                        report.step_ms);
     report.stage_ms.emplace_back("denoising", clock.ms());

@@ -1,5 +1,5 @@
 #pragma once
-// A fresh folder per test for hand-written tokenizer files, removed afterwards.
+// A fresh folder per test (hand-written tokenizer files, edited copies of a model), removed afterwards.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +14,7 @@ class TempFolder {
   TempFolder() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     path_ = std::filesystem::temp_directory_path() /
-            ("dattn_text_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+            ("dattn_test_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
