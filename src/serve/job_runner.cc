@@ -26,7 +26,7 @@ nlohmann::json report_json(const GenerationReport& report) {
   for (const auto& [stage, ms] : report.stage_ms) stages[stage] = ms;
   for (const auto& m : report.stage_memory)
     memory.push_back({{"stage", m.stage}, {"peak_host_bytes", m.peak_host_bytes}, {"peak_device_bytes", m.peak_device_bytes}});
-  return {{"stage_ms", stages}, {"stage_memory", memory}};
+  return {{"stage_ms", stages}, {"stage_memory", memory}, {"guidance_scale", report.guidance_scale}};
 }
 
 GenerationResult JobRunner::generate(Job& job, const GenerationRequest& request) {

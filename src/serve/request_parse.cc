@@ -63,7 +63,7 @@ GenerationRequest read_common(const RequestFields& f, const ServeLimits& limits,
   check_limit("height", r.height, limits.max_height, "--max-height");
   r.num_inference_steps = static_cast<int>(f.integer("num_inference_steps", 1, kMaxInt).value_or(d.num_inference_steps));
   check_limit("num_inference_steps", r.num_inference_steps, limits.max_steps, "--max-steps");
-  r.guidance_scale = f.number("guidance_scale").value_or(d.guidance_scale);
+  r.guidance_scale = f.number("guidance_scale");  // absent: the model's default
   r.flow_shift = f.number("flow_shift");
   r.seed = f.whole("seed").value_or(0);
   return r;
@@ -93,9 +93,10 @@ nlohmann::json VideoRequest::to_json() const {
   const GenerationRequest& r = generation;
   nlohmann::json j = {{"prompt", r.prompt}, {"negative_prompt", r.negative_prompt}, {"width", r.width},
                       {"height", r.height}, {"num_frames", r.num_frames}, {"fps", fps},
-                      {"num_inference_steps", r.num_inference_steps}, {"guidance_scale", r.guidance_scale},
-                      {"seed", r.seed}};
-  j["flow_shift"] = r.flow_shift ? nlohmann::json(*r.flow_shift) : nlohmann::json(nullptr);
+                      {"num_inference_steps", r.num_inference_steps}, {"seed", r.seed}};
+  const auto nullable = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  j["guidance_scale"] = nullable(r.guidance_scale);  // null: the model's default (the report says which)
+  j["flow_shift"] = nullable(r.flow_shift);
   return j;
 }
 

@@ -39,6 +39,8 @@ TEST(ServeHttp, VideoLifecycleJsonAndMultipart) {
   EXPECT_EQ(job["progress"], 100);
   EXPECT_EQ(job["step"], 2);
   EXPECT_TRUE(job["report"]["stage_ms"].contains("denoising"));
+  EXPECT_TRUE(job["request"]["guidance_scale"].is_null());  // not given: the model's default ran
+  EXPECT_EQ(job["report"]["guidance_scale"], 5.0);           // WanPipeline's
   auto content = c.Get("/v1/videos/" + id + "/content");
   ASSERT_TRUE(content);
   EXPECT_EQ(content->status, 200);

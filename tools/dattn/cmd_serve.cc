@@ -99,7 +99,6 @@ Command add_serve_command(CLI::App& root) {
   app->add_option("--default-num-frames", s.defaults.num_frames)->group(defaults)->capture_default_str();
   app->add_option("--default-steps", s.defaults.num_inference_steps)->group(defaults)->capture_default_str();
   app->add_option("--default-fps", s.defaults.fps)->group(defaults)->capture_default_str()->check(CLI::Range(1, 240));
-  app->add_option("--default-guidance-scale", s.defaults.guidance_scale)->group(defaults)->capture_default_str();
   document_attention_flags(*app);
   return {app, true, [o](const CommandContext& ctx) { return run_serve(*o, ctx); }};
 }

@@ -26,7 +26,7 @@ struct RequestDefaults {
   std::int64_t width = 832, height = 480, num_frames = 81;
   int num_inference_steps = 50;
   int fps = 16;
-  double guidance_scale = 5.0;
+  // No guidance_scale: a request without one gets the model's (Pipeline::default_guidance_scale).
 };
 
 struct VideoRequest {
