@@ -14,8 +14,23 @@ pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 # dattn serve: SQLite keeps the job store, cpp-httplib (Debian's compiled library) serves HTTP.
-pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# DATTN_SERVE=auto builds the server when both are found, on requires them, off builds without (the
+# command then says so; for machines without them, e.g. the GPU machine, whose runs need no server).
+set(DATTN_SERVE "auto" CACHE STRING "dattn serve (SQLite, cpp-httplib): auto, on or off")
+set_property(CACHE DATTN_SERVE PROPERTY STRINGS auto on off)
+set(DATTN_HAVE_SERVE OFF)
+if(DATTN_SERVE STREQUAL "on")
+  pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+  pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+  set(DATTN_HAVE_SERVE ON)
+elseif(DATTN_SERVE STREQUAL "auto")
+  pkg_check_modules(SQLITE3 IMPORTED_TARGET sqlite3)
+  pkg_check_modules(HTTPLIB IMPORTED_TARGET cpp-httplib)
+  if(SQLITE3_FOUND AND HTTPLIB_FOUND)
+    set(DATTN_HAVE_SERVE ON)
+  endif()
+endif()
+message(STATUS "dattn: dattn serve (SQLite, cpp-httplib): ${DATTN_HAVE_SERVE}")
 # DATTN_VIDEO=auto writes mp4/png through FFmpeg when its libraries are found, on requires them, off
 # builds without (only .safetensors video output; for machines without FFmpeg, e.g. the GPU machine).
 set(DATTN_VIDEO "auto" CACHE STRING "mp4/png output through FFmpeg: auto, on or off")

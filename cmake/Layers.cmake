@@ -83,6 +83,8 @@ dattn_add_layer(models DEPS dattn_attention dattn_ops dattn_io dattn_text)
 
 dattn_add_layer(pipeline DEPS dattn_models)
 
-# The HTTP server of `dattn serve`: the job store in SQLite, HTTP through cpp-httplib.
-dattn_add_layer(serve DEPS dattn_pipeline PkgConfig::HTTPLIB)
-target_link_libraries(dattn_serve PRIVATE PkgConfig::SQLITE3)
+# The HTTP server of `dattn serve`: the job store in SQLite, HTTP through cpp-httplib (DATTN_SERVE).
+if(DATTN_HAVE_SERVE)
+  dattn_add_layer(serve DEPS dattn_pipeline PkgConfig::HTTPLIB)
+  target_link_libraries(dattn_serve PRIVATE PkgConfig::SQLITE3)
+endif()
