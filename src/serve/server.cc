@@ -103,9 +103,11 @@ int Server::start() {
   http_->set_payload_max_length(s.options.limits.max_body_bytes);
   // httplib's default adds SO_REUSEPORT, with which a second server could bind the same port and take
   // half the connections; SO_REUSEADDR alone still allows a restart while old connections linger.
-  http_->set_socket_options([](int sock) {  // httplib's socket_t is an int on POSIX
+  int listen_sock = -1;
+  http_->set_socket_options([&listen_sock](int sock) {  // httplib's socket_t is an int on POSIX
     const int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listen_sock = sock;
   });
   http_->set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
     if (s.options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
@@ -126,6 +128,10 @@ int Server::start() {
   if (port <= 0)
     throw UserError("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) +
                     " (in use, or not an address of this machine)");
+  // Debian's compiled cpp-httplib listens with a backlog of 5: a burst of clients (20 in the concurrency
+  // test) overflowed it and some lost their connection before an answer. A second listen() on the bound
+  // socket only resizes its queue.
+  if (listen_sock >= 0) ::listen(listen_sock, SOMAXCONN);
   listener_ = std::thread([this] { http_->listen_after_bind(); });
   std::fprintf(stderr, "[dattn serve] listening on http://%s:%d\n", s.options.host.c_str(), port);
   return port;

@@ -60,7 +60,7 @@ TEST(ServeConcurrency, TwentyClientsSubmitPollAndCancelWithAQueueOfFour) {
         const int steps = 1 + (t + k) % 3;
         if (t % 5 == 4) {  // every fifth client waits for its video in the answer
           const auto r = c.Post("/v1/videos/sync", video_json(steps, t), "application/json");
-          if (!r) problem("sync: no answer");
+          if (!r) problem("sync: no answer: " + httplib::to_string(r.error()));
           else if (r->status == 429) ++refused;
           else if (r->status != 200 || r->body.substr(4, 4) != "ftyp") problem("sync: " + r->body.substr(0, 200));
           else ++synced;
@@ -68,7 +68,7 @@ TEST(ServeConcurrency, TwentyClientsSubmitPollAndCancelWithAQueueOfFour) {
         }
         const auto r = c.Post("/v1/videos", video_json(steps, t * 10 + k), "application/json");
         if (!r) {
-          problem("submit: no answer");
+          problem("submit: no answer: " + httplib::to_string(r.error()));
           continue;
         }
         if (r->status == 429) {
