@@ -150,6 +150,17 @@ TEST(Hv15PipelineGoldenCuda, Fp32MatchesDiffusersAndBf16MatchesTheCpu) {
   EXPECT_LE(e.rel_l2, 3e-2);
 }
 
+// A request the tiny pipeline runs in a fraction of a second (64x96, 9 frames).
+GenerationRequest small_request(int steps) {
+  GenerationRequest r;
+  r.prompt = "x";
+  r.height = 64;
+  r.width = 96;
+  r.num_frames = 9;
+  r.num_inference_steps = steps;
+  return r;
+}
+
 // Without --guidance-scale the guider config's scale is used, as diffusers' pipeline uses its guider's:
 // an edited copy of the tiny pipeline with 3.5 there runs (and reports) 3.5.
 TEST(Hv15Pipeline, TheDefaultGuidanceScaleIsTheGuiderConfigs) {
@@ -161,12 +172,7 @@ TEST(Hv15Pipeline, TheDefaultGuidanceScaleIsTheGuiderConfigs) {
   std::ofstream(guider) << j.dump();
   const auto pipeline = load_pipeline(dir.path(), {});
   EXPECT_EQ(pipeline->default_guidance_scale(), 3.5);
-  GenerationRequest r;
-  r.prompt = "x";
-  r.height = 64;
-  r.width = 96;
-  r.num_frames = 9;
-  r.num_inference_steps = 1;
+  GenerationRequest r = small_request(1);
   EXPECT_EQ(pipeline->run(r).report.guidance_scale, 3.5);
   r.guidance_scale = 1.0;
   EXPECT_EQ(pipeline->run(r).report.guidance_scale, 1.0);
@@ -174,12 +180,8 @@ TEST(Hv15Pipeline, TheDefaultGuidanceScaleIsTheGuiderConfigs) {
 
 TEST(Hv15Pipeline, BadRequestsAreRefusedBeforeAnyWork) {
   const auto pipeline = load_pipeline(golden_dir() + kPipeline, {});
-  GenerationRequest r;
-  r.prompt = "x";
-  r.height = 64;
+  GenerationRequest r = small_request(4);
   r.width = 90;
-  r.num_frames = 9;
-  r.num_inference_steps = 4;
   try {
     pipeline->check(r);
     ADD_FAILURE() << "a width of 90 was accepted";

@@ -21,8 +21,6 @@ Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weigh
 void rms_norm(const Tensor& x, float eps, const Tensor& weight, const RowWindow& into);
 void rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos, const Tensor& sin,
                                const RowWindow& into);
-// `items` blocks of `bytes` from src (back to back) to dst (every dst_pitch bytes), on the current stream.
-void copy_item_blocks(void* dst, std::size_t dst_pitch, const void* src, std::size_t bytes, std::int64_t items);
 Tensor gelu_tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);
 Tensor silu(const Tensor& x);
