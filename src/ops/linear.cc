@@ -46,6 +46,22 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   detail::no_kernel(op, x.device());
 }
 
+Tensor linear_gelu_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  constexpr const char* op = "linear_gelu_tanh";
+  check_linear(op, x, weight, bias);
+  const StageScope timed("gemm");
+  switch (x.device()) {
+    case Device::CPU: return cpu::gelu_tanh(cpu::linear(x, weight, bias));
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::linear_gelu_tanh(x, weight, bias);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
+}
+
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into) {
   constexpr const char* op = "linear";
   check_linear(op, x, weight, bias);

@@ -2,6 +2,7 @@
 // the argument errors.
 #include <gtest/gtest.h>
 
+#include "dattn/ops/activation.h"
 #include "dattn/ops/linear.h"
 #include "ops/op_test_util.h"
 
@@ -35,6 +36,24 @@ TEST(OpsLinear, MatchesFloat64ReferenceInEveryDtype) {
       EXPECT_EQ(y.dtype(), dt);
       EXPECT_EQ(check_against(y, linear_ref(x, w, with_bias ? &b : nullptr, 37, 19), rounding_limit(dt)), "");
     }
+}
+
+// On the CPU the fused form is the two ops: the same values exactly.
+TEST(OpsLinear, LinearGeluTanhIsGeluOfLinear) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)) + " seed " + std::to_string(seed));
+    auto x = random_tensor({3, 41}, dt, rng);
+    auto w = random_tensor({23, 41}, dt, rng, 0.0f, 0.3f);
+    auto b = random_tensor({23}, dt, rng);
+    EXPECT_EQ(ops::linear_gelu_tanh(x.t, w.t, b.t).to_f64_vector(),
+              ops::gelu_tanh(ops::linear(x.t, w.t, b.t)).to_f64_vector());
+    EXPECT_EQ(ops::linear_gelu_tanh(x.t, w.t).to_f64_vector(), ops::gelu_tanh(ops::linear(x.t, w.t)).to_f64_vector());
+  }
+  EXPECT_NE(user_error([&] { ops::linear_gelu_tanh(Tensor::zeros({2, 4}, DType::F32), Tensor::zeros({3, 5}, DType::F32)); })
+                .find("linear_gelu_tanh"),
+            std::string::npos);
 }
 
 TEST(OpsLinear, MixedDtypesAndLargeInnerDimension) {

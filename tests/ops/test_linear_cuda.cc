@@ -1,7 +1,9 @@
-// linear, patch_embed_3d and unpatchify_3d on CUDA against float64 references and the CPU ops: every
-// dtype, with and without bias, odd sizes (cuBLASLt's unaligned paths), mixed operand dtypes (the
-// float32 fallback), unaligned views, K = 0, the plan cache, and the mixed-device error.
+// linear, linear_gelu_tanh, patch_embed_3d and unpatchify_3d on CUDA against float64 references and the
+// CPU ops: every dtype, with and without bias, odd sizes (cuBLASLt's unaligned paths), mixed operand dtypes
+// (the float32 fallback), unaligned views, K = 0, the plan cache, and the mixed-device error.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "dattn/ops/linear.h"
 #include "dattn/ops/patch.h"
@@ -23,6 +25,16 @@ std::vector<double> linear_ref(const std::vector<double>& x, const std::vector<d
       for (std::int64_t i = 0; i < in; ++i) s += x[r * in + i] * w[o * in + i];
       y[r * out + o] = s;
     }
+  return y;
+}
+
+// torch's gelu(approximate="tanh") in float64.
+double gelu_tanh_ref(double v) {
+  return 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+}
+
+std::vector<double> gelu_tanh_ref(std::vector<double> y) {
+  for (double& v : y) v = gelu_tanh_ref(v);
   return y;
 }
 
@@ -52,6 +64,40 @@ TEST(OpsCudaLinear, EveryDtypeWithAndWithoutBiasOddAndRoundSizes) {
                              /*gemm=*/true),
                   "");
       }
+}
+
+// cuBLASLt's GELU epilogue must be the tanh approximation: at float32 the exact (erf) GELU differs from it
+// by ~1e-4 relative on these outputs, ten times the GEMM's budget, so an erf epilogue fails here.
+TEST(OpsCudaLinear, GeluTanhEpilogueMatchesFloat64InEveryDtype) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const LinearCase cases[] = {{{37, 75}, 51}, {{2, 64, 256}, 192}, {{1, 128}, 3}, {{3, 5, 7}, 1}};
+  for (const auto& c : cases)
+    for (DType dt : kFloatDTypes)
+      for (bool with_bias : {true, false}) {
+        SCOPED_TRACE(trace(dt, seed, shape_str(c.x) + " out " + std::to_string(c.out) + (with_bias ? " bias" : "")));
+        const std::int64_t in = c.x.back();
+        auto x = random_tensor(c.x, dt, rng);
+        auto w = random_tensor({c.out, in}, dt, rng, 0.0f, 0.3f);
+        auto b = random_tensor({c.out}, dt, rng);
+        const Tensor bias = with_bias ? b.t : Tensor();
+        poison_device_heap();
+        const Tensor gpu = ops::linear_gelu_tanh(dev(x.t), dev(w.t), dev(bias));
+        const auto ref = gelu_tanh_ref(linear_ref(x.v, w.v, with_bias ? &b.v : nullptr, in, c.out));
+        EXPECT_EQ(check_cuda(gpu, ops::linear_gelu_tanh(x.t, w.t, bias), ref, /*gemm=*/true), "");
+      }
+  // Mixed dtypes (the float32 GEMM, GELU before the one rounding) and unaligned views.
+  auto x = random_tensor({9, 64}, DType::BF16, rng);
+  auto w32 = random_tensor({17, 64}, DType::F32, rng, 0.0f, 0.3f);
+  auto b32 = random_tensor({17}, DType::F32, rng);
+  const auto ref = gelu_tanh_ref(linear_ref(x.v, w32.v, &b32.v, 64, 17));
+  EXPECT_EQ(check_cuda(ops::linear_gelu_tanh(dev(x.t), dev(w32.t), dev(b32.t)), ops::linear_gelu_tanh(x.t, w32.t, b32.t),
+                       ref, true),
+            "");
+  EXPECT_EQ(check_cuda(ops::linear_gelu_tanh(dev_misaligned(x.t), dev_misaligned(w32.t), dev_misaligned(b32.t)),
+                       ops::linear_gelu_tanh(x.t, w32.t, b32.t), ref, true),
+            "");
 }
 
 TEST(OpsCudaLinear, MixedDtypesUseTheFloat32Path) {

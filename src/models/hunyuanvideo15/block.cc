@@ -38,7 +38,7 @@ void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Lin
 }
 
 Tensor feed_forward(const Tensor& x, const Linear& in, const Linear& out) {
-  return ops::linear(ops::gelu_tanh(ops::linear(x, in.weight, in.bias)), out.weight, out.bias);
+  return ops::linear(ops::linear_gelu_tanh(x, in.weight, in.bias), out.weight, out.bias);
 }
 
 }  // namespace

@@ -40,8 +40,7 @@ Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text
   hidden = ops::add(hidden, attn);
 
   h = ops::layer_norm_modulated(hidden, eps_, mod, kShiftFfn, kScaleFfn);
-  Tensor ff = ops::linear(ops::gelu_tanh(ops::linear(h, w.ffn_in.weight, w.ffn_in.bias)), w.ffn_out.weight,
-                          w.ffn_out.bias);
+  Tensor ff = ops::linear(ops::linear_gelu_tanh(h, w.ffn_in.weight, w.ffn_in.bias), w.ffn_out.weight, w.ffn_out.bias);
   capture(prefix_ + ".ffn.out", ff);
   hidden = ops::gated_residual(hidden, ff, mod, kGateFfn);
   capture(prefix_ + ".out", hidden);

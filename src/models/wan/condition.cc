@@ -50,8 +50,7 @@ Conditioning condition(const Weights& w, const WanTransformerConfig& config, con
                             w.time_2.bias);
   c.temb = temb.to(dtype);
   c.timestep_proj = ops::linear(ops::silu(c.temb), w.time_proj.weight, w.time_proj.bias);
-  c.text = ops::linear(ops::gelu_tanh(ops::linear(text, w.text_1.weight, w.text_1.bias)), w.text_2.weight,
-                       w.text_2.bias);
+  c.text = ops::linear(ops::linear_gelu_tanh(text, w.text_1.weight, w.text_1.bias), w.text_2.weight, w.text_2.bias);
   if (capture.on()) {
     const std::vector<std::int32_t>& rows = per_token ? c.row_of_token : row_of_entry;
     const Shape lead = per_token ? Shape{batch, tokens} : Shape{batch};

@@ -1,4 +1,4 @@
-// linear on CUDA: one cuBLASLt matmul with the bias added by its epilogue. Diffusion runs the same
+// linear on CUDA: one cuBLASLt matmul with the bias (and linear_gelu_tanh's GELU) applied by its epilogue. Diffusion runs the same
 // shapes every step, so the descriptors and the heuristic's algorithm are made once per problem
 // (M, N, K, dtype, bias, pointer alignments) and cached; one 32 MB workspace serves every call. The
 // handle, workspace and plans belong to the run context (made on its first GEMM), whose stream runs the
@@ -39,10 +39,11 @@ struct Key {
   i64 m, n, k;
   int dtype;
   bool bias;
+  GemmEpilogue epilogue;
   int align_x, align_w, align_y;
   bool operator<(const Key& o) const {
-    return std::tie(m, n, k, dtype, bias, align_x, align_w, align_y) <
-           std::tie(o.m, o.n, o.k, o.dtype, o.bias, o.align_x, o.align_w, o.align_y);
+    return std::tie(m, n, k, dtype, bias, epilogue, align_x, align_w, align_y) <
+           std::tie(o.m, o.n, o.k, o.dtype, o.bias, o.epilogue, o.align_x, o.align_w, o.align_y);
   }
 };
 
@@ -102,8 +103,10 @@ std::unique_ptr<Plan> make_plan(Lt& s, const Key& key, DType dtype) {
   const cublasOperation_t trans = CUBLAS_OP_T, no_trans = CUBLAS_OP_N;
   DATTN_LT(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans, sizeof(trans)));
   DATTN_LT(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
-  if (key.bias) {
-    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+  const bool gelu = key.epilogue == GemmEpilogue::GeluTanh;
+  if (key.bias || gelu) {
+    const cublasLtEpilogue_t epi =
+        gelu ? (key.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU) : CUBLASLT_EPILOGUE_BIAS;
     DATTN_LT(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
   }
   DATTN_LT(cublasLtMatrixLayoutCreate(&p->a, t, key.k, key.n, key.k));
@@ -127,7 +130,8 @@ std::unique_ptr<Plan> make_plan(Lt& s, const Key& key, DType dtype) {
   if (st != CUBLAS_STATUS_SUCCESS || found == 0)
     throw std::runtime_error("linear (cuda): cuBLASLt has no algorithm for M=" + std::to_string(key.m) +
                              " N=" + std::to_string(key.n) + " K=" + std::to_string(key.k) + " " +
-                             std::string(dtype_name(dtype)) + (key.bias ? " with bias" : "") + ": " +
+                             std::string(dtype_name(dtype)) + (key.bias ? " with bias" : "") +
+                             (gelu ? " and GELU" : "") + ": " +
                              cublasLtGetStatusString(st));
   p->algo = result.algo;
   return p;
@@ -135,9 +139,11 @@ std::unique_ptr<Plan> make_plan(Lt& s, const Key& key, DType dtype) {
 
 }  // namespace
 
-void gemm_xwt(const void* x, const void* w, const void* bias, void* y, i64 m, i64 n, i64 k, DType dtype) {
+void gemm_xwt(const void* x, const void* w, const void* bias, void* y, i64 m, i64 n, i64 k, DType dtype,
+              GemmEpilogue epilogue) {
   Lt& s = lt();
-  const Key key{m, n, k, static_cast<int>(dtype), bias != nullptr, alignment(x), alignment(w), alignment(y)};
+  const Key key{m,        n, k, static_cast<int>(dtype), bias != nullptr, epilogue, alignment(x), alignment(w),
+                alignment(y)};
   const std::lock_guard<std::mutex> lock(s.mutex);
   auto it = s.plans.find(key);
   if (it == s.plans.end()) it = s.plans.emplace(key, make_plan(s, key, dtype)).first;
@@ -154,7 +160,9 @@ std::size_t gemm_plan_count() {
   return s.plans.size();
 }
 
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+namespace {
+
+Tensor linear_with(const Tensor& x, const Tensor& weight, const Tensor& bias, GemmEpilogue epilogue) {
   const i64 out = weight.dim(0), in = weight.dim(1);
   const i64 rows = shape_numel(Shape(x.shape().begin(), x.shape().end() - 1));  // also when in = 0
   Shape shape = x.shape();
@@ -163,7 +171,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (rows == 0 || out == 0) return Tensor::empty(shape, dt, Device::CUDA);
   if (in == 0) {  // an empty sum: the bias alone (cuBLASLt does not take K = 0)
     Tensor zeros = Tensor::zeros(shape, dt, Device::CUDA);
-    return bias.defined() ? add(zeros, bias, shape, dt) : zeros;
+    Tensor y = bias.defined() ? add(zeros, bias, shape, dt) : zeros;
+    return epilogue == GemmEpilogue::GeluTanh ? gelu_tanh(y) : y;
   }
   // One dtype for all operands: the fast path. Mixed dtypes are widened to float32 (exactly), multiplied
   // in float32 and rounded once to x's dtype, as the CPU op does.
@@ -177,8 +186,18 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   for (Tensor* t : {&xg, &wg, &bg})
     if (t->defined() && alignment(t->data()) < 16) *t = t->clone();
   Tensor y = Tensor::empty(shape, gemm_dt, Device::CUDA);
-  gemm_xwt(xg.data(), wg.data(), bg.defined() ? bg.data() : nullptr, y.data(), rows, out, in, gemm_dt);
+  gemm_xwt(xg.data(), wg.data(), bg.defined() ? bg.data() : nullptr, y.data(), rows, out, in, gemm_dt, epilogue);
   return convert(y, dt);
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return linear_with(x, weight, bias, GemmEpilogue::None);
+}
+
+Tensor linear_gelu_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  return linear_with(x, weight, bias, GemmEpilogue::GeluTanh);
 }
 
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into) {
