@@ -1,6 +1,8 @@
 // Dispatch of the per-token modulation ops, with the checks of the row table and indices.
 #include "dattn/ops/modulation.h"
 
+#include "dattn/ops/elementwise.h"
+
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
 #include "ops/checks.h"
@@ -70,6 +72,33 @@ Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m
 #else
       break;
 #endif
+  }
+  detail::no_kernel(op, h.device());
+}
+
+ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k,
+                                              float eps, const TokenModulation& norm, int shift_k, int scale_k) {
+  constexpr const char* op = "residual_layer_norm_modulated";
+  check_modulation(op, h, norm, {shift_k, scale_k});
+  if (gate) check_modulation(op, h, *gate, {gate_k});
+  detail::require_float(op, "x", x);
+  detail::require_shape(op, "x", x, h.shape());
+  detail::require_same_device(op, h, "x", x);
+  switch (h.device()) {
+    case Device::CPU: {
+      ResidualAndNorm o;
+      o.residual = gate ? gated_residual(h, x, *gate, gate_k) : add(h, x);
+      o.normed = layer_norm_modulated(o.residual, eps, norm, shift_k, scale_k);
+      return o;
+    }
+    case Device::CUDA: {
+#ifdef DATTN_WITH_CUDA
+      const StageScope timed(op);
+      return cuda::residual_layer_norm_modulated(h, x, gate, gate_k, eps, norm, shift_k, scale_k);
+#else
+      break;
+#endif
+    }
   }
   detail::no_kernel(op, h.device());
 }

@@ -99,6 +99,32 @@ TEST(OpsModulation, LayerNormModulatedAndGatedResidual) {
   }
 }
 
+// The fused form on the CPU is the two ops: the same values exactly, gated and plain.
+TEST(OpsModulation, ResidualLayerNormModulatedIsTheTwoOps) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)) + " seed " + std::to_string(seed));
+    ModCase c = make_mod_case(dt, rng);
+    const auto gated = ops::residual_layer_norm_modulated(c.x.t, c.y.t, &c.m, 5, 1e-6f, c.m, 3, 4);
+    const Tensor resid = ops::gated_residual(c.x.t, c.y.t, c.m, 5);
+    EXPECT_EQ(gated.residual.to_f64_vector(), resid.to_f64_vector());
+    EXPECT_EQ(gated.normed.to_f64_vector(), ops::layer_norm_modulated(resid, 1e-6f, c.m, 3, 4).to_f64_vector());
+    const auto plain = ops::residual_layer_norm_modulated(c.x.t, c.y.t, nullptr, 0, 1e-6f, c.m, 0, 1);
+    const Tensor sum = ops::add(c.x.t, c.y.t);
+    EXPECT_EQ(plain.residual.to_f64_vector(), sum.to_f64_vector());
+    EXPECT_EQ(plain.normed.to_f64_vector(), ops::layer_norm_modulated(sum, 1e-6f, c.m, 0, 1).to_f64_vector());
+  }
+  std::mt19937_64 rng2(2);
+  ModCase c = make_mod_case(DType::F32, rng2);
+  EXPECT_EQ(user_error([&] { ops::residual_layer_norm_modulated(c.x.t, c.y.t, &c.m, 6, 1e-6f, c.m, 3, 4); }),
+            "residual_layer_norm_modulated: vector index 6 outside params [3,6,64] fp32 cpu");
+  const Tensor wrong = Tensor::zeros({2, 5, 32}, DType::F32);
+  EXPECT_NE(user_error([&] { ops::residual_layer_norm_modulated(c.x.t, wrong, nullptr, 0, 1e-6f, c.m, 3, 4); })
+                .find("residual_layer_norm_modulated"),
+            std::string::npos);
+}
+
 TEST(OpsModulation, BadRowsAndIndicesAreErrors) {
   std::mt19937_64 rng(1);
   ModCase c = make_mod_case(DType::F32, rng);

@@ -1,4 +1,5 @@
-// layer_norm, rms_norm, rms_norm_rope_interleaved, layer_norm_modulated and gated_residual on CUDA
+// layer_norm, rms_norm, rms_norm_rope_interleaved, layer_norm_modulated, gated_residual and the two fused
+// (residual_layer_norm_modulated) on CUDA
 // against float64 references and the CPU ops: every dtype, row lengths that take each kernel path (odd
 // D: a block per row, scalar; D % 8 == 0 up to 4096: lane groups of every width, several rows per warp,
 // partly filled blocks; 5120: a block per row, 8-wide; D > 12288: rows too long for shared memory), rows
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "dattn/ops/elementwise.h"
 #include "dattn/ops/modulation.h"
 #include "dattn/ops/norm.h"
 #include "ops/cuda_test_util.h"
@@ -170,6 +172,58 @@ TEST(OpsCudaModulation, LayerNormModulatedAndGatedResidual) {
         EXPECT_EQ(check_cuda(ops::gated_residual(dev_misaligned(h.t), dev_misaligned(x.t), gpu_m, gate_k),
                              ops::gated_residual(h.t, x.t, cpu_m, gate_k), gr),
                   "");
+      }
+}
+
+// The fused residual + norm against float64 and the CPU op, and bit for bit against the two CUDA ops (it
+// rounds the residual as gated_residual does and normalises the rounded row with the same kernel
+// arithmetic): gated (its own modulation, not the norm's) and plain; widths of the fused kernel (256 to
+// 4096) and of the two-op fallback (77, 5120); unaligned views (the fallback).
+TEST(OpsCudaModulation, ResidualLayerNormModulatedIsTheTwoOps) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const std::int64_t tokens = 40, k = 6;
+  const std::int32_t rows = 3;
+  for (std::int64_t d : {77, 256, 2048, 3072, 4096, 5120})
+    for (bool gated : {true, false})
+      for (DType dt : kFloatDTypes) {
+        SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d) + (gated ? " gated" : " plain")));
+        auto h = random_tensor({2, tokens / 2, d}, dt, rng, 2.0f, 1.5f);
+        auto x = random_tensor({2, tokens / 2, d}, dt, rng);
+        auto norm_params = random_tensor({rows, k, d}, DType::F32, rng, 0.0f, 0.5f);
+        auto gate_params = random_tensor({1, 2, d}, DType::F32, rng, 0.0f, 0.5f);
+        const auto row_of = token_rows(tokens, rows, d == 256);  // an uploaded table once
+        const ops::TokenModulation cpu_n{norm_params.t, row_of}, gpu_n{dev(norm_params.t), row_of};
+        const std::vector<std::int32_t> one_row(tokens, 0);
+        const ops::TokenModulation cpu_g{gate_params.t, one_row}, gpu_g{dev(gate_params.t), one_row};
+        const int shift_k = 3, scale_k = 4, gate_k = 1;
+
+        std::vector<double> resid(h.v.size());
+        for (std::size_t i = 0; i < h.v.size(); ++i)
+          resid[i] = h.v[i] + x.v[i] * (gated ? gate_params.v[gate_k * d + static_cast<std::int64_t>(i) % d] : 1.0);
+        std::vector<double> normed = norm_ref(resid, d, 1e-6, false, nullptr, nullptr);
+        for (std::int64_t t = 0; t < tokens; ++t)
+          for (std::int64_t i = 0; i < d; ++i) {
+            const double* p = norm_params.v.data() + row_of[t] * k * d;
+            double& v = normed[t * d + i];
+            v = v * (1.0 + p[scale_k * d + i]) + p[shift_k * d + i];
+          }
+        for (bool misaligned : {false, true}) {
+          SCOPED_TRACE(misaligned ? "misaligned" : "aligned");
+          const Tensor hd = misaligned ? dev_misaligned(h.t) : dev(h.t), xd = misaligned ? dev_misaligned(x.t) : dev(x.t);
+          poison_device_heap();
+          const auto fused = ops::residual_layer_norm_modulated(hd, xd, gated ? &gpu_g : nullptr, gate_k, 1e-6f, gpu_n,
+                                                                shift_k, scale_k);
+          const auto cpu = ops::residual_layer_norm_modulated(h.t, x.t, gated ? &cpu_g : nullptr, gate_k, 1e-6f, cpu_n,
+                                                              shift_k, scale_k);
+          EXPECT_EQ(check_cuda(fused.residual, cpu.residual, resid), "");
+          EXPECT_EQ(check_cuda(fused.normed, cpu.normed, normed), "");
+          const Tensor two_resid = gated ? ops::gated_residual(hd, xd, gpu_g, gate_k) : ops::add(hd, xd);
+          const Tensor two_normed = ops::layer_norm_modulated(two_resid, 1e-6f, gpu_n, shift_k, scale_k);
+          EXPECT_EQ(fused.residual.to_f64_vector(), two_resid.to_f64_vector());
+          EXPECT_EQ(fused.normed.to_f64_vector(), two_normed.to_f64_vector());
+        }
       }
 }
 

@@ -23,4 +23,13 @@ Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m
 // the same shape [..., D]; y has h's dtype.
 Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k);
 
+// A gated residual and the modulated norm after it in one pass over the rows (a DiT block between its
+// attention and its FFN): residual = gated_residual(h, x, *gate, gate_k), or add(h, x) when gate is null,
+// and normed = layer_norm_modulated(residual, eps, norm, shift_k, scale_k); the same values as those ops.
+struct ResidualAndNorm {
+  Tensor residual, normed;
+};
+ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k,
+                                              float eps, const TokenModulation& norm, int shift_k, int scale_k);
+
 }  // namespace dattn::ops

@@ -95,17 +95,21 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
   capture(prefix_ + ".attn.out.hidden_states", attn_v);
   capture(prefix_ + ".attn.out.encoder_hidden_states", attn_t);
 
+  // Each stream's gated residual and the FFN's norm in one pass (ops::residual_layer_norm_modulated).
   Streams o;
-  o.video = ops::gated_residual(in.video, attn_v, mv, kGateMsa);
-  o.text = ops::gated_residual(in.text, attn_t, mt, kGateMsa);
-  const Tensor ff = feed_forward(ops::layer_norm_modulated(o.video, kEps, mv, kShiftMlp, kScaleMlp), w.ff_in, w.ff_out);
+  const ops::ResidualAndNorm rv =
+      ops::residual_layer_norm_modulated(in.video, attn_v, &mv, kGateMsa, kEps, mv, kShiftMlp, kScaleMlp);
+  const Tensor ff = feed_forward(rv.normed, w.ff_in, w.ff_out);
   capture(prefix_ + ".ff.out", ff);
-  o.video = ops::gated_residual(o.video, ff, mv, kGateMlp);
+  o.video = ops::gated_residual(rv.residual, ff, mv, kGateMlp);
   if (need_text || capture.on()) {
-    const Tensor ffc = feed_forward(ops::layer_norm_modulated(o.text, kEps, mt, kShiftMlp, kScaleMlp), w.ff_context_in,
-                                    w.ff_context_out);
+    const ops::ResidualAndNorm rt =
+        ops::residual_layer_norm_modulated(in.text, attn_t, &mt, kGateMsa, kEps, mt, kShiftMlp, kScaleMlp);
+    const Tensor ffc = feed_forward(rt.normed, w.ff_context_in, w.ff_context_out);
     capture(prefix_ + ".ff_context.out", ffc);
-    o.text = ops::gated_residual(o.text, ffc, mt, kGateMlp);
+    o.text = ops::gated_residual(rt.residual, ffc, mt, kGateMlp);
+  } else {
+    o.text = ops::gated_residual(in.text, attn_t, mt, kGateMsa);
   }
   capture(prefix_ + ".out.hidden_states", o.video);
   capture(prefix_ + ".out.encoder_hidden_states", o.text);

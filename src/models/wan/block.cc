@@ -37,9 +37,10 @@ Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text
   h = w.norm2_weight.defined() ? ops::layer_norm(hidden, eps_, w.norm2_weight, w.norm2_bias) : hidden;
   attn = attn2_.forward(w.attn2, h, text, nullptr, capture, prefix_ + ".attn_cross");
   capture(prefix_ + ".attn2.out", attn);
-  hidden = ops::add(hidden, attn);
-
-  h = ops::layer_norm_modulated(hidden, eps_, mod, kShiftFfn, kScaleFfn);
+  // The cross-attention's residual and the FFN's norm in one pass.
+  ops::ResidualAndNorm r = ops::residual_layer_norm_modulated(hidden, attn, nullptr, 0, eps_, mod, kShiftFfn, kScaleFfn);
+  hidden = r.residual;
+  h = r.normed;
   Tensor ff = ops::linear(ops::linear_gelu_tanh(h, w.ffn_in.weight, w.ffn_in.bias), w.ffn_out.weight, w.ffn_out.bias);
   capture(prefix_ + ".ffn.out", ff);
   hidden = ops::gated_residual(hidden, ff, mod, kGateFfn);

@@ -1,4 +1,4 @@
-// layer_norm_modulated and gated_residual on CUDA: parameters per token through TokenRows.
+// layer_norm_modulated, gated_residual and the two fused on CUDA: parameters per token through TokenRows.
 #include "ops/cuda/cuda_ops.h"
 #include "ops/cuda/row_norm.cuh"
 
@@ -34,16 +34,47 @@ __global__ void gated_residual_kernel(const void* h, Elt eh, const void* x, Elt 
 
 }  // namespace
 
-Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k) {
-  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::CUDA);
+namespace {
+
+RowNormArgs modulated_args(const Tensor& x, Tensor y, float eps, const TokenModulation& m, int shift_k,
+                           int scale_k) {
   RowNormArgs p;
   p.x = x.data(), p.y = y.data(), p.ex = elt_of(x.dtype());
   p.d = x.dim(-1), p.rows = p.d ? x.numel() / p.d : 0, p.eps = eps;
   p.params = m.params.data_as<float>();
   p.k = static_cast<int>(m.params.dim(1)), p.shift_k = shift_k, p.scale_k = scale_k;
   if (p.rows) p.token_rows = token_rows(m.row_of_token);
-  launch_row_norm<NormKind::LayerModulated>(p, x.dtype(), "layer_norm_modulated", current_stream());
+  return p;
+}
+
+}  // namespace
+
+Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m, int shift_k, int scale_k) {
+  Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::CUDA);
+  launch_row_norm<NormKind::LayerModulated>(modulated_args(x, y, eps, m, shift_k, scale_k), x.dtype(),
+                                            "layer_norm_modulated", current_stream());
   return y;
+}
+
+ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k,
+                                              float eps, const TokenModulation& norm, int shift_k, int scale_k) {
+  ResidualAndNorm o{Tensor::empty(h.shape(), h.dtype(), Device::CUDA), Tensor::empty(h.shape(), h.dtype(), Device::CUDA)};
+  RowNormArgs p = modulated_args(h, o.normed, eps, norm, shift_k, scale_k);
+  if (p.rows == 0) return o;
+  p.res_x = x.data(), p.eres = elt_of(x.dtype()), p.res_out = o.residual.data();
+  if (gate) {
+    p.res_params = gate->params.data_as<float>();
+    p.res_k = static_cast<int>(gate->params.dim(1)), p.res_gate_k = gate_k;
+    p.res_rows = token_rows(gate->row_of_token);
+  }
+  set_access_flags(p, h.dtype());
+  if (!group_kernel_takes(p)) {  // unaligned views, rows over 4096 or not a multiple of 8: the two ops
+    o.residual = gate ? cuda::gated_residual(h, x, *gate, gate_k) : cuda::add(h, x, h.shape(), h.dtype());
+    o.normed = cuda::layer_norm_modulated(o.residual, eps, norm, shift_k, scale_k);
+    return o;
+  }
+  launch_row_norm<NormKind::LayerModulated>(p, h.dtype(), "residual_layer_norm_modulated", current_stream());
+  return o;
 }
 
 Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k) {

@@ -2,13 +2,18 @@
 // The three row normalisations (layer_norm, rms_norm, layer_norm_modulated), optionally followed by an
 // interleaved rotary embedding (rms_norm_rope_interleaved). Two kernels of the same arithmetic:
 // - rows of up to 4096 elements with 8-wide access (every row of the models): a group of G <= 32 lanes
-//   of one warp per row (G = D / 8 rounded up to a power of two), the row held in registers, reductions
-//   by shuffles only. Short rows (the per-head q/k norms: D = 128, G = 16) pack several rows per warp;
-//   one block per row would leave most of each block idle.
+//   of one warp per row (G = D / 8 rounded up to a power of two), the row held in registers (packed in
+//   its 16-bit dtype when it has one: half the registers, twice the warps per SM), reductions by shuffles
+//   only. Short rows (the per-head q/k norms: D = 128, G = 16) pack several rows per warp; one block per
+//   row would leave most of each block idle. This kernel can also form the row as a residual sum first
+//   (h + x * gate, rounded to the dtype and written out), so a gated residual and the norm after it
+//   read the stream once.
 // - other rows: one block per row, the row read once into shared memory as float32 (when it fits),
 //   written from there; rows too long for shared memory are read again from global memory (L2).
 // Both reduce the mean and then the variance in two passes (no one-pass cancellation on rows with a
 // large mean).
+#include <stdexcept>
+
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/token_rows.cuh"
 
@@ -33,6 +38,15 @@ struct RowNormArgs {
   const float* rope_cos = nullptr;
   const float* rope_sin = nullptr;
   i64 rope_s = 1, rope_rows_per_token = 1, rope_d = 0;
+  // The residual before the norm (group kernel only): the row normalised is sum = x + res_x * gate, with
+  // gate = res_params[res_rows.row(r), res_gate_k] ([R, res_k, D] float32) or 1 when res_params is null,
+  // rounded to x's dtype and written to row r of res_out.
+  const void* res_x = nullptr;
+  Elt eres = Elt::F32;
+  void* res_out = nullptr;
+  const float* res_params = nullptr;
+  int res_k = 0, res_gate_k = 0;
+  TokenRows res_rows;
   // Where row r is written: row r of y, or, with in_item_rows > 0 (a RowWindow), row
   // (r / in_item_rows) * out_item_rows + out_row0 + r % in_item_rows.
   i64 in_item_rows = 0, out_item_rows = 0, out_row0 = 0;
@@ -117,22 +131,99 @@ __device__ __forceinline__ void finish8(const RowNormArgs& p, i64 r, i64 c, floa
   if (K == NormKind::Rms && p.rope_cos) rope8(p, r, c, x);
 }
 
+// 8 elements of a row in registers: packed in the 16-bit dtype (Half) or as floats.
+template <bool Half>
+struct Vec8 {
+  uint4 raw;
+  __device__ __forceinline__ void load(const void* p, Elt, i64 i) {
+    raw = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
+  }
+  __device__ __forceinline__ void store(void* p, Elt, i64 i) const {
+    *reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p) + i) = raw;
+  }
+  __device__ __forceinline__ void get(Elt e, float (&v)[8]) const {
+    const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 f = e == Elt::BF16 ? __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[k]))
+                                      : __half22float2(*reinterpret_cast<const __half2*>(&w[k]));
+      v[2 * k] = f.x, v[2 * k + 1] = f.y;
+    }
+  }
+  // Rounds to the dtype (nearest even).
+  __device__ __forceinline__ void set(Elt e, const float (&v)[8]) {
+    std::uint32_t w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      if (e == Elt::BF16) {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
+        w[k] = *reinterpret_cast<const std::uint32_t*>(&h);
+      } else {
+        const __half2 h = __floats2half2_rn(v[2 * k], v[2 * k + 1]);
+        w[k] = *reinterpret_cast<const std::uint32_t*>(&h);
+      }
+    }
+    raw = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+};
+
+template <>
+struct Vec8<false> {
+  float f[8];
+  __device__ __forceinline__ void load(const void* p, Elt e, i64 i) { load8(p, e, i, f); }
+  __device__ __forceinline__ void store(void* p, Elt e, i64 i) const { store8(p, e, i, f); }
+  __device__ __forceinline__ void get(Elt, float (&v)[8]) const {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v[j] = f[j];
+  }
+  __device__ __forceinline__ void set(Elt, const float (&v)[8]) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) f[j] = v[j];
+  }
+};
+
+// Vector v of row r as the kernel normalises it: x's elements, or the residual sum (also written out).
+template <bool Half>
+__device__ __forceinline__ void load_row_vec(const RowNormArgs& p, i64 r, i64 v, bool write, Vec8<Half>& out) {
+  const i64 e = r * p.d + v * 8;
+  if (!p.res_x) {
+    out.load(p.x, p.ex, e);
+    return;
+  }
+  float a[8], b[8];
+  load8(p.x, p.ex, e, a);
+  load8(p.res_x, p.eres, e, b);
+  if (p.res_params) {
+    float g[8];
+    load8_f32(p.res_params + (i64{p.res_rows.row(r)} * p.res_k + p.res_gate_k) * p.d + v * 8, g);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] += b[j] * g[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] += b[j];
+  }
+  out.set(p.ex, a);
+  if (write) out.store(p.res_out, p.ex, e);
+}
+
 // G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced).
-template <NormKind K, int G, int V>
+template <NormKind K, int G, int V, bool Half>
 __global__ void row_norm_group_kernel(RowNormArgs p) {
   const int lane = threadIdx.x % G;
   const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
   const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
-  const i64 base = r * p.d, nvec = p.d / 8;
-  float x[V][8];
+  const i64 nvec = p.d / 8;
+  Vec8<Half> x[V];
   float s = 0;
 #pragma unroll
   for (int j = 0; j < V; ++j) {
     const i64 v = lane + i64{j} * G;
     if (v < nvec) {
-      load8(p.x, p.ex, base + v * 8, x[j]);
+      load_row_vec(p, r, v, row < p.rows, x[j]);
+      float f[8];
+      x[j].get(p.ex, f);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? x[j][e] * x[j][e] : x[j][e];
+      for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
     }
   }
   const float inv_d = 1.0f / static_cast<float>(p.d);
@@ -144,9 +235,12 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
     float q = 0;
 #pragma unroll
     for (int j = 0; j < V; ++j)
-      if (lane + i64{j} * G < nvec)
+      if (lane + i64{j} * G < nvec) {
+        float f[8];
+        x[j].get(p.ex, f);
 #pragma unroll
-        for (int e = 0; e < 8; ++e) q += (x[j][e] - mean) * (x[j][e] - mean);
+        for (int e = 0; e < 8; ++e) q += (f[e] - mean) * (f[e] - mean);
+      }
     inv = 1.0f / sqrtf(group_sum<G>(q) * inv_d + p.eps);
   }
   if (row >= p.rows) return;
@@ -155,8 +249,10 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
   for (int j = 0; j < V; ++j) {
     const i64 v = lane + i64{j} * G;
     if (v < nvec) {
-      finish8<K>(p, r, v * 8, mean, inv, x[j]);
-      store8(p.y, p.ex, obase + v * 8, x[j]);
+      float f[8];
+      x[j].get(p.ex, f);
+      finish8<K>(p, r, v * 8, mean, inv, f);
+      store8(p.y, p.ex, obase + v * 8, f);
     }
   }
 }
@@ -241,10 +337,18 @@ __global__ void row_norm_kernel(RowNormArgs p) {
 
 template <NormKind K, int G, int V>
 void launch_group(const RowNormArgs& p, cudaStream_t stream) {
-  constexpr int kThreads = 256, kRowsPerBlock = kThreads / G;
-  const i64 blocks = (p.rows + kRowsPerBlock - 1) / kRowsPerBlock;
-  row_norm_group_kernel<K, G, V><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
+  // 128 threads: blocks of the 88-register rows (D = 3072) fit 5 to an SM where 256 fit 2.
+  constexpr int kThreads = 128, kRowsPerBlock = kThreads / G;
+  const auto blocks = static_cast<unsigned>((p.rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  if (p.ex == Elt::F32)
+    row_norm_group_kernel<K, G, V, false><<<blocks, kThreads, 0, stream>>>(p);
+  else
+    row_norm_group_kernel<K, G, V, true><<<blocks, kThreads, 0, stream>>>(p);
 }
+
+// Whether the group kernel takes these rows (8-wide access, up to 4096 elements): the only kernel that
+// forms a residual sum.
+inline bool group_kernel_takes(const RowNormArgs& p) { return p.vec && p.d / 8 <= 512; }
 
 // The group kernel for rows of nvec 8-wide vectors (nvec <= 512); false when it does not take them.
 template <NormKind K>
@@ -265,17 +369,26 @@ bool launch_row_norm_group(const RowNormArgs& p, cudaStream_t stream) {
   return true;
 }
 
-// Fills the access flags and the launch shape, then launches on `stream`.
+// Fills the access flags (vec, w_vec) from the pointers, x's dtype `dtype` and the row length.
+inline void set_access_flags(RowNormArgs& p, DType dtype) {
+  p.vec = p.d % 8 == 0 && can_vec8(p.x, dtype) && can_vec8(p.y, dtype);
+  // 8-wide parameter and table reads start at multiples of 8 columns: aligned when their bases are.
+  const auto aligned = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 == 0; };
+  if (p.params && !aligned(p.params)) p.vec = false;
+  if (p.rope_cos && (!aligned(p.rope_cos) || !aligned(p.rope_sin) || p.rope_d % 8 != 0)) p.vec = false;
+  if (p.res_x && (!aligned(p.res_x) || !aligned(p.res_out) || p.eres == Elt::F64 || (p.res_params && !aligned(p.res_params))))
+    p.vec = false;
+  p.w_vec = p.w && p.ew != Elt::F64 && aligned(p.w) && (!p.b || (p.eb != Elt::F64 && aligned(p.b)));
+}
+
+// Fills the access flags and the launch shape, then launches on `stream`. A residual sum (res_x) needs
+// the group kernel: callers check group_kernel_takes after set_access_flags first.
 template <NormKind K>
 void launch_row_norm(RowNormArgs p, DType dtype, const char* op, cudaStream_t stream) {
   if (p.rows == 0 || p.d == 0) return;
   if (p.rows > 0x7fffffff) throw UserError(std::string(op) + " (cuda): too many rows");
-  p.vec = p.d % 8 == 0 && can_vec8(p.x, dtype) && can_vec8(p.y, dtype);
-  // 8-wide parameter and table reads start at multiples of 8 columns: aligned when their bases are.
-  const auto aligned = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % 16 == 0; };
-  if (K == NormKind::LayerModulated && !aligned(p.params)) p.vec = false;
-  if (p.rope_cos && (!aligned(p.rope_cos) || !aligned(p.rope_sin) || p.rope_d % 8 != 0)) p.vec = false;
-  p.w_vec = p.w && p.ew != Elt::F64 && aligned(p.w) && (!p.b || (p.eb != Elt::F64 && aligned(p.b)));
+  set_access_flags(p, dtype);
+  if (p.res_x && !group_kernel_takes(p)) throw std::logic_error(std::string(op) + " (cuda): residual rows need the group kernel");
   if (p.vec && launch_row_norm_group<K>(p, stream)) {
     check_launch(op);
     return;
