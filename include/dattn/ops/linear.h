@@ -10,9 +10,9 @@ namespace dattn::ops {
 // bias [out] or undefined. y has x's leading dimensions, device and dtype. CPU: one float32 GEMM
 // (OpenBLAS); bf16 and fp16 operands are widened to float32 and the result is rounded once.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
-// gelu_tanh(linear(x, weight, bias)) in one pass: the GELU (tanh approximation) is applied to the float32
-// sum before its one rounding to x's dtype (the GEMM's epilogue on CUDA), so 16-bit results can differ
-// from the two-op form by that intermediate rounding; float32 results agree to float32 precision.
+// gelu_tanh(linear(x, weight, bias)) in one pass: on CUDA the GELU (tanh approximation) is applied by the
+// GEMM's epilogue (cuBLASLt), so 16-bit results can differ from the two-op form by about one rounding;
+// float32 results agree to float32 precision. The CPU form is the two ops.
 Tensor linear_gelu_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 // linear written into rows of `into` (x [B, S, ..., in]; into.out [B, S_out, ..., out]).
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into);

@@ -54,14 +54,18 @@ __device__ __forceinline__ void store1(void* p, Elt e, i64 i, float v) {
 
 // Elements [i, i + 8) in one or two 16-byte transactions; p + i must be 16-byte aligned (fp32, bf16,
 // fp16 only: vector paths are chosen by can_vec8, which rejects fp64).
+// Streaming = true loads with the evict-first policy (__ldcs): for activations read once, so that they do
+// not push the per-row parameters (modulation vectors, rotary tables) that every row re-reads out of L1.
+template <bool Streaming = false>
 __device__ __forceinline__ void load8(const void* p, Elt e, i64 i, float (&v)[8]) {
   if (e == Elt::F32) {
     const float4* q = reinterpret_cast<const float4*>(static_cast<const float*>(p) + i);
-    const float4 a = q[0], b = q[1];
+    const float4 a = Streaming ? __ldcs(q) : q[0], b = Streaming ? __ldcs(q + 1) : q[1];
     v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
     return;
   }
-  const uint4 raw = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
+  const uint4* q = reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
+  const uint4 raw = Streaming ? __ldcs(q) : *q;
   const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
   for (int k = 0; k < 4; ++k) {

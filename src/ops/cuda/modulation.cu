@@ -12,11 +12,14 @@ __global__ void gated_residual_kernel(const void* h, Elt eh, const void* x, Elt 
   const i64 first = i64{blockIdx.x} * blockDim.x + threadIdx.x;
   if (vec) {
     for (i64 v = first; v < n / 8; v += stride) {
-      const i64 e = v * 8, token = e / d, col = e - token * d;
+      const i64 e = v * 8;
+      // 32-bit division where it suffices: the 64-bit one is a long software sequence per 8 elements.
+      const i64 token = n <= 0x7fffffff ? static_cast<i64>(static_cast<unsigned>(e) / static_cast<unsigned>(d)) : e / d;
+      const i64 col = e - token * d;
       const float* gate = params + (i64{rows.row(token)} * k + gate_k) * d + col;
       float a[8], b[8];
-      load8(h, eh, e, a);
-      load8(x, ex, e, b);
+      load8<true>(h, eh, e, a);  // streaming: the gate rows stay in L1
+      load8<true>(x, ex, e, b);
       const float4 g0 = *reinterpret_cast<const float4*>(gate), g1 = *reinterpret_cast<const float4*>(gate + 4);
       const float g[8] = {g0.x, g0.y, g0.z, g0.w, g1.x, g1.y, g1.z, g1.w};
 #pragma unroll

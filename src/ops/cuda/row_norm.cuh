@@ -136,7 +136,7 @@ template <bool Half>
 struct Vec8 {
   uint4 raw;
   __device__ __forceinline__ void load(const void* p, Elt, i64 i) {
-    raw = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
+    raw = __ldcs(reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i));  // see load8
   }
   __device__ __forceinline__ void store(void* p, Elt, i64 i) const {
     *reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p) + i) = raw;
@@ -170,7 +170,7 @@ struct Vec8 {
 template <>
 struct Vec8<false> {
   float f[8];
-  __device__ __forceinline__ void load(const void* p, Elt e, i64 i) { load8(p, e, i, f); }
+  __device__ __forceinline__ void load(const void* p, Elt e, i64 i) { load8<true>(p, e, i, f); }
   __device__ __forceinline__ void store(void* p, Elt e, i64 i) const { store8(p, e, i, f); }
   __device__ __forceinline__ void get(Elt, float (&v)[8]) const {
 #pragma unroll
@@ -191,8 +191,8 @@ __device__ __forceinline__ void load_row_vec(const RowNormArgs& p, i64 r, i64 v,
     return;
   }
   float a[8], b[8];
-  load8(p.x, p.ex, e, a);
-  load8(p.res_x, p.eres, e, b);
+  load8<true>(p.x, p.ex, e, a);
+  load8<true>(p.res_x, p.eres, e, b);
   if (p.res_params) {
     float g[8];
     load8_f32(p.res_params + (i64{p.res_rows.row(r)} * p.res_k + p.res_gate_k) * p.d + v * 8, g);
