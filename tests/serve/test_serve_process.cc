@@ -30,7 +30,8 @@ class ServeProcess {
   ServeProcess(const std::string& dir, const std::string& tag) : log_(dir + "-" + tag + ".log") {
     const std::vector<std::string> args = {dattn_binary(), "serve", tiny_model(), "--device", "cpu", "--port", "0",
                                            "--output-dir", dir, "--max-queue", "4", "--max-steps", "1000",
-                                           "--served-model-name", "wan-tiny"};
+                                           "--served-model-name", "wan-tiny", "--video-format",
+                                           serve::video_format_name(kVideoFormat)};
     pid_ = fork();
     if (pid_ == 0) {
       const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -157,12 +158,13 @@ TEST(ServeProcess, KillNineThenSigtermThenRestart) {
   // Only the completed job's video is on disk.
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/videos")) files.push_back(e.path().filename().string());
-  EXPECT_EQ(files, std::vector<std::string>{done + ".mp4"});
+  EXPECT_EQ(files, std::vector<std::string>{done + serve::video_extension(kVideoFormat)});
 }
 
 // The README's "Serving" section: the curl line after <!-- serve-test: curl --> runs as written, on the
 // port this test's server took.
 TEST(ServeProcess, ReadmeCurlExampleRunsAsWritten) {
+  DATTN_SKIP_WITHOUT_FFMPEG();  // the example writes fox.mp4
   if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl is not installed";
   const std::string readme = read_text(std::string(DATTN_GOLDEN_DIR) + "/../../README.md");
   const std::regex block("<!-- serve-test: curl -->\\s*```sh\\n([^`]*)```");
