@@ -1,5 +1,6 @@
 #include "dattn/serve/job_runner.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -47,7 +48,13 @@ void JobRunner::run_video(Job& job) {
   const std::string path = video_path(output_dir_, job.id, format_);
   VideoWriteOptions video;
   video.fps = job.fps;
+  const auto write_start = std::chrono::steady_clock::now();
   write_video(path, result.frames, video);
+  // The file written is a stage of the report, as `dattn generate` reports it: what a client waits for
+  // beyond the stages is the queue and HTTP.
+  const double write_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - write_start).count();
+  result.report.stage_ms.emplace_back("writing", write_ms);
+  metrics_.observe_stages({{"writing", write_ms}});
   job.report = std::move(result.report);
   if (store_.finish(job.id, JobState::Completed, "", report_json(job.report))) {
     job.state = JobState::Completed;

@@ -75,6 +75,7 @@ TEST(ServeFormats, SafetensorsSyncAndQueuedAreWhatGenerateWrites) {
   expect_video_frames(r->body, kFrames, kHeight, kWidth);
   const nlohmann::json stages = nlohmann::json::parse(r->get_header_value("X-Stage-Durations-Ms"));
   EXPECT_GT(stages.value("denoising", 0.0), 0.0) << stages.dump();
+  EXPECT_GE(stages.value("writing", -1.0), 0.0) << stages.dump();  // the file, as generate's report has it
   const std::string sync_id = r->get_header_value("X-Video-Id");
   EXPECT_EQ(c.Get("/v1/videos/" + sync_id + "/content")->body, r->body);
   const std::string sync_video = r->body;

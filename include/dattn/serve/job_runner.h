@@ -42,7 +42,8 @@ class JobRunner {
 // Why a job that the shutdown interrupted failed.
 extern const char* const kShutdownReason;
 
-// The report a completed job keeps: stage durations (ms) and peak memory (bytes) per stage group.
+// The report a completed job keeps: stage durations (ms; the pipeline's, then "writing": the video file
+// written, as `dattn generate` reports it) and peak memory (bytes) per stage group.
 nlohmann::json report_json(const GenerationReport& report);
 
 }  // namespace dattn::serve
