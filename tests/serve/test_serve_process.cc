@@ -140,12 +140,13 @@ TEST(ServeProcess, KillNineThenSigtermThenRestart) {
   }
   ServeProcess c(dir, "c");
   // One server per job store; a port in use is refused before any model is loaded.
+  const std::string format = std::string(" --video-format ") + serve::video_format_name(kVideoFormat);
   CliResult second = run_dattn("serve " + shell_quote(tiny_model()) + " --device cpu --port 0 --output-dir " +
-                               shell_quote(dir), "", "", 60);
+                               shell_quote(dir) + format, "", "", 60);
   EXPECT_EQ(second.status, 2);
   EXPECT_NE(second.err.find("is in use by another dattn serve"), std::string::npos) << second.err;
   second = run_dattn("serve " + shell_quote(tiny_model()) + " --device cpu --port " + std::to_string(c.port()) +
-                     " --output-dir " + shell_quote(dir + "-other"), "", "", 60);
+                     " --output-dir " + shell_quote(dir + "-other") + format, "", "", 60);
   EXPECT_EQ(second.status, 2);
   EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(c.port())), std::string::npos) << second.err;
   auto client = c.client();
