@@ -57,10 +57,10 @@ JobRecord find_job(ServerState& state, const std::string& id) {
   return *job;
 }
 
-void require_writer(const ServerState& state, const std::string& what) {
-  if (!state.video_unavailable.empty())
-    throw ApiError(501, "this build cannot write " + what + ": " + state.video_unavailable, "server_error", std::nullopt,
-                   "writer_unavailable");
+void require_image_writer(const ServerState& state) {
+  if (!state.images_unavailable.empty())
+    throw ApiError(501, "this build cannot write .png images: " + state.images_unavailable, "server_error",
+                   std::nullopt, "writer_unavailable");
 }
 
 void enqueue(ServerState& state, const std::shared_ptr<Job>& job) {

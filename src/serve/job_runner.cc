@@ -1,5 +1,6 @@
 #include "dattn/serve/job_runner.h"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,11 +14,6 @@ namespace dattn::serve {
 
 const char* const kShutdownReason =
     "the server shut down (SIGTERM) before the job finished; submit it again";
-
-std::string video_path(const std::string& output_dir, const std::string& id) {
-  if (!valid_job_id(id)) throw std::logic_error("video_path: not a job id");
-  return (std::filesystem::path(output_dir) / "videos" / (id + ".mp4")).string();
-}
 
 std::string images_dir(const std::string& output_dir) { return (std::filesystem::path(output_dir) / "images").string(); }
 
@@ -49,10 +45,16 @@ void JobRunner::run_video(Job& job) {
   }
   job.state = JobState::InProgress;
   GenerationResult result = generate(job, job.request);
-  const std::string path = video_path(output_dir_, job.id);
+  const std::string path = video_path(output_dir_, job.id, format_);
   VideoWriteOptions video;
   video.fps = job.fps;
+  const auto write_start = std::chrono::steady_clock::now();
   write_video(path, result.frames, video);
+  // The file written is a stage of the report, as `dattn generate` reports it: what a client waits for
+  // beyond the stages is the queue and HTTP.
+  const double write_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - write_start).count();
+  result.report.stage_ms.emplace_back("writing", write_ms);
+  metrics_.observe_stages({{"writing", write_ms}});
   job.report = std::move(result.report);
   if (store_.finish(job.id, JobState::Completed, "", report_json(job.report))) {
     job.state = JobState::Completed;
@@ -99,8 +101,7 @@ void JobRunner::operator()(Job& job) {
   if (end != JobState::Completed) {
     if (job.persisted) {
       store_.finish(job.id, end, error);  // a no-op when DELETE already marked it cancelled
-      std::error_code ignored;
-      std::filesystem::remove(video_path(output_dir_, job.id), ignored);
+      remove_videos(output_dir_, job.id);
     }
     if (!error.empty()) std::fprintf(stderr, "[dattn serve] job %s %s: %s\n", job.id.c_str(), state_name(end), error.c_str());
   }

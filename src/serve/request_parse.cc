@@ -70,11 +70,12 @@ GenerationRequest read_common(const RequestFields& f, const ServeLimits& limits,
 }
 
 // The model's checks, as `dattn generate` runs them; their messages name the command-line flag
-// ("--num-frames 6 must be ..."), which maps onto the field of the same name.
-void check_with_model(const Pipeline& pipeline, const GenerationRequest& r) {
+// ("--num-frames 6 must be ..."), which maps onto the field of the same name. `written_as`: a file name
+// of the output's format, whose frame-size rule applies (H.264's even sizes for mp4).
+void check_with_model(const Pipeline& pipeline, const GenerationRequest& r, const std::string& written_as) {
   try {
     pipeline.check(r);
-    check_frame_size("video.mp4", r.height, r.width);  // the even-size rule of H.264
+    check_frame_size(written_as, r.height, r.width);
   } catch (const UserError& e) {
     const std::string message = e.what();
     std::string param;
@@ -101,7 +102,7 @@ nlohmann::json VideoRequest::to_json() const {
 }
 
 VideoRequest parse_video_request(const RequestFields& f, const ServeLimits& limits, const RequestDefaults& d,
-                                 const Pipeline& pipeline, const std::string& model) {
+                                 const Pipeline& pipeline, const std::string& model, VideoFormat format) {
   f.allow_only({"prompt", "model", "size", "width", "height", "num_frames", "seconds", "fps", "num_inference_steps",
                 "guidance_scale", "flow_shift", "seed", "negative_prompt"});
   VideoRequest v;
@@ -118,7 +119,7 @@ VideoRequest parse_video_request(const RequestFields& f, const ServeLimits& limi
     r.num_frames = static_cast<std::int64_t>(std::llround(*seconds * v.fps)) + 1;
   }
   check_limit("num_frames", r.num_frames, limits.max_frames, "--max-frames");
-  check_with_model(pipeline, r);
+  check_with_model(pipeline, r, std::string("video") + (format == VideoFormat::MP4 ? ".mp4" : ".safetensors"));
   return v;
 }
 
@@ -133,7 +134,7 @@ ImageRequest parse_image_request(const RequestFields& f, const ServeLimits& limi
   image.generation = read_common(f, limits, d, model);
   image.generation.num_frames = 1;
   image.n = static_cast<int>(f.integer("n", 1, limits.max_images).value_or(1));
-  check_with_model(pipeline, image.generation);
+  check_with_model(pipeline, image.generation, "image.png");
   return image;
 }
 

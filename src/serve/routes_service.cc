@@ -12,7 +12,7 @@ namespace dattn::serve {
 namespace {
 
 void images(ServerState& s, const httplib::Request& req, httplib::Response& res) {
-  require_writer(s, ".png");
+  require_image_writer(s);
   const ImageRequest image = parse_image_request(fields_of(req), s.options.limits, s.options.defaults, *s.pipeline,
                                                  s.options.model);
   auto job = std::make_shared<Job>();
@@ -43,7 +43,8 @@ nlohmann::json model_card(const ServerState& s) {
   }
   return {{"id", s.options.model}, {"object", "model"}, {"owned_by", "dattn"}, {"class_name", p.class_name()},
           {"device", std::string(device_name(p.options().device))}, {"dtype", std::string(dtype_name(p.options().dtype))},
-          {"attention", attention}};
+          {"video_format", video_format_name(s.options.video_format)},
+          {"video_content_type", video_content_type(s.options.video_format)}, {"attention", attention}};
 }
 
 void add_service_routes(httplib::Server& http, ServerState& s) {

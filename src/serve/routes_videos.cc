@@ -1,10 +1,10 @@
-// /v1/videos: create (queued, or run and answered with the mp4 by /sync), look up, list, download,
-// cancel or delete.
+// /v1/videos: create (queued, or run and answered with the video by /sync: mp4 or safetensors, the
+// server's --video-format), look up, list, download, cancel or delete.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,17 +21,31 @@ std::int64_t now_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw not_found("the video's file is missing from the output folder");
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+// The job's file with its content type (the server's format, or the other one for a job that a server
+// started with the other --video-format ran), streamed from the open file in pieces of 1 MiB: a
+// safetensors video of 704x1280x49 is 530 MB, of which no copy is held. A DELETE meanwhile removes the
+// name, not the open file.
+void send_file(const ServerState& s, const std::string& id, httplib::Response& res) {
+  constexpr std::size_t kPiece = 1 << 20;
+  const auto path = find_video(s.options.output_dir, id, s.options.video_format);
+  auto in = std::make_shared<std::ifstream>(path ? *path : std::string(), std::ios::binary);
+  std::error_code ec;
+  const std::uintmax_t size = path ? std::filesystem::file_size(*path, ec) : 0;
+  if (!path || !*in || ec) throw not_found("the video's file is missing from the output folder");
+  auto piece = std::make_shared<std::vector<char>>(kPiece);
+  res.set_content_provider(static_cast<std::size_t>(size), video_content_type(*video_format_of_file(*path)),
+                           [in, piece](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                             in->seekg(static_cast<std::streamoff>(offset));
+                             in->read(piece->data(), static_cast<std::streamsize>(std::min(length, piece->size())));
+                             const std::streamsize n = in->gcount();
+                             return n > 0 && sink.write(piece->data(), static_cast<std::size_t>(n));
+                           });
 }
 
 // Parses, stores and queues a video request; the job as stored.
 std::pair<std::shared_ptr<Job>, JobRecord> submit(ServerState& s, const httplib::Request& req) {
-  require_writer(s, ".mp4");
   const VideoRequest v = parse_video_request(fields_of(req), s.options.limits, s.options.defaults, *s.pipeline,
-                                             s.options.model);
+                                             s.options.model, s.options.video_format);
   auto job = std::make_shared<Job>();
   job->id = new_job_id();
   job->request = v.generation;
@@ -68,9 +82,8 @@ void cancel_or_delete(ServerState& s, const std::string& id, httplib::Response& 
     if (s.store->finish(id, JobState::Cancelled, "cancelled while running"))
       return send_json(res, 200, video_object(find_job(s, id), s.options.model));
   }
-  // Finished (also just now, while this ran): its file and its record go.
-  std::error_code ignored;
-  std::filesystem::remove(video_path(s.options.output_dir, id), ignored);
+  // Finished (also just now, while this ran): its file (in either format) and its record go.
+  remove_videos(s.options.output_dir, id);
   s.store->remove(id);
   send_json(res, 200, deleted(id));
 }
@@ -95,7 +108,7 @@ void list(ServerState& s, const httplib::Request& req, httplib::Response& res) {
   send_json(res, 200, body);
 }
 
-// vLLM-Omni's sync answer: the mp4, with what the run cost in headers.
+// vLLM-Omni's sync answer: the video (mp4, or safetensors), with what the run cost in headers.
 void send_video(ServerState& s, const Job& job, httplib::Response& res) {
   res.set_header("X-Video-Id", job.id);
   nlohmann::json stages = nlohmann::json::object();
@@ -108,7 +121,7 @@ void send_video(ServerState& s, const Job& job, httplib::Response& res) {
   }
   res.set_header("X-Peak-Host-Memory-Bytes", std::to_string(host));
   res.set_header("X-Peak-Device-Memory-Bytes", std::to_string(device));
-  res.set_content(read_file(video_path(s.options.output_dir, job.id)), "video/mp4");
+  send_file(s, job.id, res);
 }
 
 }  // namespace
@@ -135,7 +148,7 @@ void add_video_routes(httplib::Server& http, ServerState& s) {
     if (job.state != JobState::Completed)
       throw ApiError(409, "video " + job.id + " is " + state_name(job.state) + ", not completed", "invalid_request_error",
                      std::nullopt, "video_not_ready");
-    res.set_content(read_file(video_path(s.options.output_dir, job.id)), "video/mp4");
+    send_file(s, job.id, res);
   }));
   http.Delete(R"(/v1/videos/([^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     cancel_or_delete(s, req.matches[1], res);

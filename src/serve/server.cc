@@ -16,6 +16,7 @@
 #include "dattn/core/error.h"
 #include "dattn/io/video_writer.h"
 #include "dattn/serve/api_error.h"
+#include "dattn/serve/video_files.h"
 #include "serve/server_state.h"
 
 namespace dattn::serve {
@@ -26,11 +27,11 @@ constexpr const char* kRestartReason =
     "the server stopped (crash, kill or restart) while the job was queued or running; submit it again";
 
 // Files under videos/ that no completed job owns: a video the crash interrupted, a writer's temporary.
+// A completed job's file is kept in either format (a server started with the other --video-format).
 void remove_orphans(JobStore& store, const std::string& output_dir) {
   for (const auto& entry : fs::directory_iterator(fs::path(output_dir) / "videos")) {
-    const std::string name = entry.path().filename().string();
     const std::string id = entry.path().stem().string();
-    const bool owned = entry.path().extension() == ".mp4" && valid_job_id(id) && [&] {
+    const bool owned = video_format_of_file(entry.path().string()) && valid_job_id(id) && [&] {
       const auto job = store.get(id);
       return job && job->state == JobState::Completed;
     }();
@@ -67,6 +68,27 @@ int lock_output_dir(const std::string& dir) {
   return fd;
 }
 
+// --video-format as this build can write it: refused before anything is opened when it needs FFmpeg and
+// this build has none, then probed in the videos folder (mp4 also needs FFmpeg's H.264 encoder).
+void require_video_format(const ServeOptions& o) {
+#ifndef DATTN_WITH_FFMPEG
+  if (o.video_format == VideoFormat::MP4)
+    throw UserError("--video-format mp4 needs a build with FFmpeg (DATTN_VIDEO); use --video-format safetensors");
+#endif
+  if (o.video_format != VideoFormat::MP4 && o.video_format != VideoFormat::SAFETENSORS)
+    throw UserError("--video-format: expected mp4 or safetensors");
+}
+
+void probe_video_format(const ServeOptions& o) {
+  const std::string name = video_format_name(o.video_format);
+  try {
+    check_output_path((fs::path(o.output_dir) / "videos" / (std::string("probe") + video_extension(o.video_format))).string());
+  } catch (const UserError& e) {
+    throw UserError("--video-format " + name + ": " + e.what() +
+                    (o.video_format == VideoFormat::MP4 ? "; or use --video-format safetensors" : ""));
+  }
+}
+
 }  // namespace
 
 Server::Server(ServeOptions options) : state_(std::make_unique<ServerState>()) { state_->options = std::move(options); }
@@ -78,6 +100,7 @@ Server::~Server() {
 
 int Server::start() {
   ServerState& s = *state_;
+  require_video_format(s.options);
   // A client that hangs up mid-answer must cost a failed write, not the process.
   std::signal(SIGPIPE, SIG_IGN);
   const std::string& dir = s.options.output_dir;
@@ -85,16 +108,20 @@ int Server::start() {
   fs::create_directories(fs::path(dir) / "videos", ec);
   fs::create_directories(images_dir(dir), ec);
   if (ec) throw UserError("--output-dir '" + dir + "': cannot create: " + ec.message());
+  probe_video_format(s.options);
   s.lock_fd = lock_output_dir(dir);
   s.store = std::make_unique<JobStore>((fs::path(dir) / "jobs.sqlite").string());
   const auto failed = s.store->fail_unfinished(kRestartReason);
   if (!failed.empty()) std::fprintf(stderr, "[dattn serve] %zu job(s) left unfinished by the last run marked failed\n", failed.size());
   remove_orphans(*s.store, dir);
+  std::fprintf(stderr, "[dattn serve] videos: %s (%s) in %s\n", video_format_name(s.options.video_format),
+               video_content_type(s.options.video_format), (fs::path(dir) / "videos").c_str());
   try {
-    check_output_path((fs::path(dir) / "videos" / "probe.mp4").string());
+    check_output_path((fs::path(images_dir(dir)) / "probe.png").string());
   } catch (const UserError& e) {
-    s.video_unavailable = e.what();
-    std::fprintf(stderr, "[dattn serve] warning: no video output: %s\n", e.what());
+    s.images_unavailable = e.what();
+    std::fprintf(stderr, "[dattn serve] warning: no image output (POST /v1/images/generations answers 501): %s\n",
+                 e.what());
   }
 
   http_ = std::make_unique<httplib::Server>();
@@ -142,7 +169,8 @@ void Server::load(const std::function<std::unique_ptr<Pipeline>()>& loader) {
   s.pipeline = loader();
   for (const Resolution& r : s.pipeline->attention())
     std::fprintf(stderr, "[dattn serve] attention: %s -> %s (%s)\n", r.role.c_str(), r.backend.c_str(), r.source.c_str());
-  s.runner = std::make_unique<JobRunner>(*s.pipeline, *s.store, s.metrics, s.options.output_dir, s.stopping);
+  s.runner = std::make_unique<JobRunner>(*s.pipeline, *s.store, s.metrics, s.options.output_dir,
+                                         s.options.video_format, s.stopping);
   JobRunner& runner = *s.runner;
   s.queue = std::make_unique<JobQueue>(s.options.max_queue, [&runner](Job& job) { runner(job); });
   std::lock_guard lock(s.shutdown_mutex);

@@ -27,7 +27,7 @@ struct ServerState {
   std::unique_ptr<JobRunner> runner;
   std::unique_ptr<JobQueue> queue;
   std::atomic<bool> ready{false}, stopping{false};
-  std::string video_unavailable;  // why .mp4 cannot be written in this build ("" when it can)
+  std::string images_unavailable;  // why .png cannot be written in this build ("" when it can)
   std::mutex shutdown_mutex;
   int lock_fd = -1;  // flock on OUTPUT_DIR/lock: one server per job store
 };
@@ -42,12 +42,14 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& body);
 RequestFields fields_of(const httplib::Request& req);
 // A job in the store for `id` (an invalid id is unknown too: it never reaches the store or a path).
 JobRecord find_job(ServerState& state, const std::string& id);
-// 501 when this build cannot write `what` (".mp4", ".png": no FFmpeg), with the writer's reason.
-void require_writer(const ServerState& state, const std::string& what);
+// 501 when this build cannot write the PNGs of the images API (no FFmpeg), with the writer's reason.
+// (Videos need no such check: start() refuses a --video-format this build cannot write.)
+void require_image_writer(const ServerState& state);
 // Queues `job`; 429 when the queue is full.
 void enqueue(ServerState& state, const std::shared_ptr<Job>& job);
 
-// The /v1/models entry: the model, its device and dtype, and the backend each attention role resolved to.
+// The /v1/models entry: the model, its device and dtype, the video format and the backend each attention
+// role resolved to.
 nlohmann::json model_card(const ServerState& state);
 
 void add_video_routes(httplib::Server& http, ServerState& state);

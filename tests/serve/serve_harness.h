@@ -2,6 +2,8 @@
 // What the serve tests share: the tiny golden Wan pipeline behind a server on an ephemeral loopback
 // port (in this process), a cpp-httplib client for it, and small requests that run in well under a
 // second (64x32, 5 frames: ~10 ms a step on one CPU core) or for as long as a test needs (steps).
+// Videos are mp4 where the build has FFmpeg, else safetensors (kVideoFormat); a test of mp4 itself
+// starts with DATTN_SKIP_WITHOUT_FFMPEG().
 #include <unistd.h>
 
 #include <chrono>
@@ -16,9 +18,25 @@
 
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/serve/server.h"
+#include "dattn/serve/video_files.h"
 #include "support/golden_dir.h"
 
 namespace dattn::testing {
+
+#ifdef DATTN_WITH_FFMPEG
+inline constexpr VideoFormat kVideoFormat = VideoFormat::MP4;
+#define DATTN_SKIP_WITHOUT_FFMPEG() (void)0
+#else
+inline constexpr VideoFormat kVideoFormat = VideoFormat::SAFETENSORS;
+#define DATTN_SKIP_WITHOUT_FFMPEG() \
+  GTEST_SKIP() << "needs mp4/png output: this build has no FFmpeg (DATTN_VIDEO=off or no FFmpeg libraries)"
+#endif
+
+// Whether `bytes` are a video of kVideoFormat: an ISO media file (mp4), or a safetensors file.
+inline bool is_harness_video(const std::string& bytes) {
+  if (kVideoFormat == VideoFormat::MP4) return bytes.size() > 8 && bytes.substr(4, 4) == "ftyp";
+  return bytes.size() > 9 && bytes[8] == '{';  // an 8-byte header length, then the JSON header
+}
 
 inline std::string tiny_model() { return golden_dir() + "/wan_tiny/pipeline"; }
 
@@ -41,6 +59,7 @@ inline serve::ServeOptions tiny_options(const std::string& dir) {
   o.output_dir = dir;
   o.model = "wan-tiny";
   o.max_queue = 4;
+  o.video_format = kVideoFormat;
   o.limits.max_steps = 1000;
   o.defaults.width = 64;
   o.defaults.height = 32;

@@ -21,6 +21,7 @@ void expect_error(const httplib::Result& r, int status, const std::string& messa
 }
 
 TEST(ServeHttp, VideoLifecycleJsonAndMultipart) {
+  DATTN_SKIP_WITHOUT_FFMPEG();  // test_serve_formats.cc has the safetensors lifecycle
   const std::string dir = fresh_dir("lifecycle");
   RunningServer s(tiny_options(dir));
   auto c = s.client();
@@ -93,6 +94,7 @@ TEST(ServeHttp, ListPaginatesInCreationOrder) {
 }
 
 TEST(ServeHttp, SyncAnswersTheVideoWithStageHeaders) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
   RunningServer s(tiny_options(fresh_dir("sync")));
   auto c = s.client();
   auto r = c.Post("/v1/videos/sync", video_json(2), "application/json");
@@ -126,6 +128,7 @@ TEST(ServeHttp, AClientThatHangsUpCancelsNothing) {
 }
 
 TEST(ServeHttp, ImagesModelsHealthMetrics) {
+  DATTN_SKIP_WITHOUT_FFMPEG();  // the images are PNG; without FFmpeg they are 501 (test_serve_formats.cc)
   RunningServer s(tiny_options(fresh_dir("images")));
   auto c = s.client();
   auto r = c.Post("/v1/images/generations",
@@ -151,6 +154,8 @@ TEST(ServeHttp, ImagesModelsHealthMetrics) {
   ASSERT_EQ(models["data"].size(), 1u) << models.dump();
   EXPECT_EQ(models["data"][0]["id"], "wan-tiny");
   EXPECT_EQ(models["data"][0]["class_name"], "WanPipeline");
+  EXPECT_EQ(models["data"][0]["video_format"], "mp4");
+  EXPECT_EQ(models["data"][0]["video_content_type"], "video/mp4");
   ASSERT_FALSE(models["data"][0]["attention"].empty());
   EXPECT_FALSE(models["data"][0]["attention"][0]["backend"].get<std::string>().empty());
 

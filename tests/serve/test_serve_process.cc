@@ -30,7 +30,8 @@ class ServeProcess {
   ServeProcess(const std::string& dir, const std::string& tag) : log_(dir + "-" + tag + ".log") {
     const std::vector<std::string> args = {dattn_binary(), "serve", tiny_model(), "--device", "cpu", "--port", "0",
                                            "--output-dir", dir, "--max-queue", "4", "--max-steps", "1000",
-                                           "--served-model-name", "wan-tiny"};
+                                           "--served-model-name", "wan-tiny", "--video-format",
+                                           serve::video_format_name(kVideoFormat)};
     pid_ = fork();
     if (pid_ == 0) {
       const int fd = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -139,12 +140,13 @@ TEST(ServeProcess, KillNineThenSigtermThenRestart) {
   }
   ServeProcess c(dir, "c");
   // One server per job store; a port in use is refused before any model is loaded.
+  const std::string format = std::string(" --video-format ") + serve::video_format_name(kVideoFormat);
   CliResult second = run_dattn("serve " + shell_quote(tiny_model()) + " --device cpu --port 0 --output-dir " +
-                               shell_quote(dir), "", "", 60);
+                               shell_quote(dir) + format, "", "", 60);
   EXPECT_EQ(second.status, 2);
   EXPECT_NE(second.err.find("is in use by another dattn serve"), std::string::npos) << second.err;
   second = run_dattn("serve " + shell_quote(tiny_model()) + " --device cpu --port " + std::to_string(c.port()) +
-                     " --output-dir " + shell_quote(dir + "-other"), "", "", 60);
+                     " --output-dir " + shell_quote(dir + "-other") + format, "", "", 60);
   EXPECT_EQ(second.status, 2);
   EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(c.port())), std::string::npos) << second.err;
   auto client = c.client();
@@ -157,12 +159,13 @@ TEST(ServeProcess, KillNineThenSigtermThenRestart) {
   // Only the completed job's video is on disk.
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(dir + "/videos")) files.push_back(e.path().filename().string());
-  EXPECT_EQ(files, std::vector<std::string>{done + ".mp4"});
+  EXPECT_EQ(files, std::vector<std::string>{done + serve::video_extension(kVideoFormat)});
 }
 
 // The README's "Serving" section: the curl line after <!-- serve-test: curl --> runs as written, on the
 // port this test's server took.
 TEST(ServeProcess, ReadmeCurlExampleRunsAsWritten) {
+  DATTN_SKIP_WITHOUT_FFMPEG();  // the example writes fox.mp4
   if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl is not installed";
   const std::string readme = read_text(std::string(DATTN_GOLDEN_DIR) + "/../../README.md");
   const std::regex block("<!-- serve-test: curl -->\\s*```sh\\n([^`]*)```");

@@ -15,12 +15,13 @@
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/run_dtype_option.h"
 #include "dattn/serve/server.h"
+#include "dattn/serve/video_files.h"
 
 namespace dattn::tool {
 namespace {
 
 struct ServeCommandOptions {
-  std::string model, revision, served_model_name, device = "auto", dtype = "auto", guidance;
+  std::string model, revision, served_model_name, device = "auto", dtype = "auto", guidance, video_format = "mp4";
   serve::ServeOptions serve;
 };
 
@@ -36,6 +37,9 @@ int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
     options.guidance = parse_guidance_mode(o.guidance);
     if (!options.guidance) throw UserError("--guidance '" + o.guidance + "': expected sequential or batched");
   }
+  const auto format = serve::parse_video_format(o.video_format);
+  if (!format) throw UserError("--video-format '" + o.video_format + "': expected mp4 or safetensors");
+  o.serve.video_format = *format;
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   o.serve.model = !o.served_model_name.empty() ? o.served_model_name
                                               : std::filesystem::path(o.model).lexically_normal().filename().string();
@@ -78,6 +82,10 @@ Command add_serve_command(CLI::App& root) {
   app->add_option("--max-queue", s.max_queue, "Jobs that may wait; more are refused with 429")->capture_default_str()
       ->check(CLI::Range(1, 100000));
   app->add_option("--output-dir", s.output_dir, "Where jobs.sqlite and videos/ live")->capture_default_str();
+  app->add_option("--video-format", o->video_format,
+                  "What /v1/videos answers with: mp4 (H.264, video/mp4; needs FFmpeg) or safetensors (the float "
+                  "frames `dattn generate --output x.safetensors` writes, application/octet-stream)")
+      ->capture_default_str()->type_name("mp4|safetensors");
   app->add_option("--device", o->device, "auto, cpu or cuda")->capture_default_str();
   app->add_option("--dtype", o->dtype, "Transformer dtype: auto, fp32, bf16 or fp16")->capture_default_str();
   app->add_option("--guidance", o->guidance, "Classifier-free guidance strategy: batched or sequential")

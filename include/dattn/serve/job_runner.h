@@ -1,7 +1,7 @@
 #pragma once
 // Runs one job on the loaded pipeline (the queue's worker calls it): records each step in the job
-// store, stops at the next step when cancelled, writes the video under --output-dir and records how the
-// job ended. Never throws: every failure becomes the job's error.
+// store, stops at the next step when cancelled, writes the video under --output-dir in the server's
+// --video-format and records how the job ended. Never throws: every failure becomes the job's error.
 #include <atomic>
 #include <string>
 #include <utility>
@@ -10,20 +10,20 @@
 #include "dattn/serve/job_queue.h"
 #include "dattn/serve/job_store.h"
 #include "dattn/serve/metrics.h"
+#include "dattn/serve/video_files.h"
 
 namespace dattn::serve {
 
-// Where a job's files live: DIR/videos/ID.mp4 (ID checked by valid_job_id), DIR/images/ for the
-// PNGs of an image request while it is answered.
-std::string video_path(const std::string& output_dir, const std::string& id);
+// Where the PNGs of an image request live while it is answered: DIR/images/ (videos: video_files.h).
 std::string images_dir(const std::string& output_dir);
 
 class JobRunner {
  public:
   // `stopping`: set at shutdown, so a job cancelled by it ends failed (the client did not cancel it).
-  JobRunner(Pipeline& pipeline, JobStore& store, Metrics& metrics, std::string output_dir,
+  JobRunner(Pipeline& pipeline, JobStore& store, Metrics& metrics, std::string output_dir, VideoFormat format,
             const std::atomic<bool>& stopping)
-      : pipeline_(pipeline), store_(store), metrics_(metrics), output_dir_(std::move(output_dir)), stopping_(stopping) {}
+      : pipeline_(pipeline), store_(store), metrics_(metrics), output_dir_(std::move(output_dir)), format_(format),
+        stopping_(stopping) {}
   void operator()(Job& job);
 
  private:
@@ -35,13 +35,15 @@ class JobRunner {
   JobStore& store_;
   Metrics& metrics_;
   std::string output_dir_;
+  VideoFormat format_;
   const std::atomic<bool>& stopping_;
 };
 
 // Why a job that the shutdown interrupted failed.
 extern const char* const kShutdownReason;
 
-// The report a completed job keeps: stage durations (ms) and peak memory (bytes) per stage group.
+// The report a completed job keeps: stage durations (ms; the pipeline's, then "writing": the video file
+// written, as `dattn generate` reports it) and peak memory (bytes) per stage group.
 nlohmann::json report_json(const GenerationReport& report);
 
 }  // namespace dattn::serve

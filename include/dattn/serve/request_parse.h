@@ -1,12 +1,14 @@
 #pragma once
 // A video or image request's fields turned into a GenerationRequest, refused (400, naming the field)
 // before it is queued: the server's limits first, then the model's own checks (Pipeline::check, the
-// checks and messages of `dattn generate`) and the H.264 frame-size rule.
+// checks and messages of `dattn generate`) and the frame-size rule of the format written (H.264's even
+// sizes for mp4 videos).
 #include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "dattn/io/video_writer.h"
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/serve/request_fields.h"
 
@@ -40,8 +42,10 @@ struct ImageRequest {
   int n = 1;
 };
 
+// `format`: what the video is written as (the server's --video-format).
 VideoRequest parse_video_request(const RequestFields& fields, const ServeLimits& limits,
-                                 const RequestDefaults& defaults, const Pipeline& pipeline, const std::string& model);
+                                 const RequestDefaults& defaults, const Pipeline& pipeline, const std::string& model,
+                                 VideoFormat format = VideoFormat::MP4);
 ImageRequest parse_image_request(const RequestFields& fields, const ServeLimits& limits,
                                  const RequestDefaults& defaults, const Pipeline& pipeline, const std::string& model);
 

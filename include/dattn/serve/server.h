@@ -15,6 +15,7 @@
 
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/serve/request_parse.h"
+#include "dattn/serve/video_files.h"
 
 namespace httplib {
 class Server;
@@ -28,6 +29,8 @@ struct ServeOptions {
   std::string api_key;             // when set, /v1/* needs "Authorization: Bearer KEY"
   std::size_t max_queue = 16;      // jobs waiting; more are refused with 429
   std::string output_dir = "dattn-serve";  // jobs.sqlite and videos/
+  // What /v1/videos answers with: mp4 (needs FFmpeg) or safetensors (the float frames; any build).
+  VideoFormat video_format = VideoFormat::MP4;
   std::string model;               // the model id clients name and /v1/models lists
   ServeLimits limits;
   RequestDefaults defaults;
@@ -44,7 +47,8 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Opens the job store (marking jobs a previous process left unfinished as failed), binds, and serves
-  // on a thread of its own; returns the port. Throws UserError when the store or the port cannot be had.
+  // on a thread of its own; returns the port. Throws UserError when the store or the port cannot be had,
+  // or when this build cannot write --video-format (mp4 without FFmpeg), before anything is opened.
   int start();
   // Builds the pipeline (the caller's loader: load_pipeline with Residency::Resident) and starts the
   // worker; until it returns, /health and /v1/* answer 503.
