@@ -93,8 +93,8 @@ struct Decoder {
   double flops = 0;  // 0: not counted
 };
 
-Decoder load_decoder(const std::string& family, const std::string& dir, Device device, DType dtype,
-                     WanVaeConvMath math, const std::vector<std::int64_t>& tl) {
+Decoder load_decoder(const std::string& family, const std::string& dir, Device device, DType dtype, WanVaeConvMath math,
+                     const std::vector<std::int64_t>& tl) {
   Decoder d;
   char line[256];
   if (family == "wan") {
@@ -173,9 +173,10 @@ void print_timing(const char* label, const Timing& r, const Decoder& d, int repe
   if (d.flops > 0) std::printf(", %.1f GFLOP, %.1f GFLOP/s", d.flops / 1e9, d.flops / r.median / 1e9);
   std::printf("\n");
   if (cuda)
-    std::printf("[%s] first decode %.3f s (plans the convolutions); peak device memory %.2f GiB (weights %.2f GiB "
-                "and the video included)\n",
-                label, r.first, static_cast<double>(r.peak) / (1u << 30), static_cast<double>(r.weights) / (1u << 30));
+    std::printf(
+        "[%s] first decode %.3f s (plans the convolutions); peak device memory %.2f GiB (weights %.2f GiB "
+        "and the video included)\n",
+        label, r.first, static_cast<double>(r.peak) / (1u << 30), static_cast<double>(r.weights) / (1u << 30));
 }
 
 int run(int argc, char** argv) {
@@ -186,13 +187,15 @@ int run(int argc, char** argv) {
   app.add_option("--family", family, "wan (default) or hv15 (HunyuanVideo-1.5's VAE)");
   app.add_option("--model", model, "a diffusers AutoencoderKLWan (or AutoencoderKLHunyuanVideo15) directory");
   app.add_option("--random", random, "random weights in real decoder shapes: wan2.2-5b or wan2.1; hv15: hv1.5");
-  app.add_option("--config", config, "hv15 --random: the VAE config (default configs/hunyuanvideo1.5-480p-t2v/vae.json)");
+  app.add_option("--config", config,
+                 "hv15 --random: the VAE config (default configs/hunyuanvideo1.5-480p-t2v/vae.json)");
   app.add_option("--keep", keep, "with --random: write the checkpoint to this directory and keep it");
   app.add_option("--latent", latent, "latent frames,height,width (default 2,4,4)");
   app.add_option("--repeat", repeat, "timed decodes (the median is printed)")->check(CLI::PositiveNumber);
   app.add_option("--device", device_arg, "cpu (default) or cuda");
   app.add_option("--conv-math", math_arg, "CUDA fp32 convolutions: tf32 (default) or fp32");
-  app.add_option("--dtype", dtype_arg, "decoder activations: fp32 (default), bf16 (cuda), or both (cuda: fp32 then bf16)");
+  app.add_option("--dtype", dtype_arg,
+                 "decoder activations: fp32 (default), bf16 (cuda), or both (cuda: fp32 then bf16)");
   CLI11_PARSE(app, argc, argv);
   const std::optional<Device> device = parse_device(device_arg);
   if (!device) throw UserError("--device must be cpu or cuda, got '" + device_arg + "'");
@@ -202,7 +205,8 @@ int run(int argc, char** argv) {
     throw UserError("--dtype must be fp32, bf16 or both, got '" + dtype_arg + "'");
   const WanVaeConvMath math = math_arg == "tf32" ? WanVaeConvMath::TF32 : WanVaeConvMath::FP32;
   const bool cuda = *device == Device::CUDA;
-  if (dtype_arg != "fp32" && !cuda) throw UserError("--dtype " + dtype_arg + " needs --device cuda (the CPU VAE is fp32)");
+  if (dtype_arg != "fp32" && !cuda)
+    throw UserError("--dtype " + dtype_arg + " needs --device cuda (the CPU VAE is fp32)");
   if (model.empty() == random.empty()) throw UserError("give exactly one of --model and --random");
   std::vector<std::int64_t> tl;
   std::stringstream ss(latent);
@@ -243,8 +247,8 @@ int run(int argc, char** argv) {
   std::printf("latent %s -> video %s\n", shape_str(d.latent).c_str(), shape_str(runs.front().out).c_str());
   if (!random.empty()) std::printf("random checkpoint written in %.2f s\n", written);
   for (std::size_t i = 0; i < runs.size(); ++i)
-    print_timing(dtypes[i] == DType::BF16 ? "bf16" : (cuda && math == WanVaeConvMath::TF32 ? "fp32 tf32" : "fp32"), runs[i], d,
-                 repeat, tl[0], cuda);
+    print_timing(dtypes[i] == DType::BF16 ? "bf16" : (cuda && math == WanVaeConvMath::TF32 ? "fp32 tf32" : "fp32"),
+                 runs[i], d, repeat, tl[0], cuda);
   if (runs.size() == 2) {
     const std::vector<double> a = runs[0].video.to_f64_vector(), b = runs[1].video.to_f64_vector();
     double err2 = 0, ref2 = 0, max_abs = 0;

@@ -66,8 +66,8 @@ CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device devi
     throw UserError(std::string(kOp) + ": activation dtype " + std::string(dtype_name(dtype)) +
                     ": expected fp32 or bf16");
   if (dtype == DType::BF16 && device != Device::CUDA)
-    throw UserError(std::string(kOp) + ": bf16 activations run on CUDA only (the " +
-                    std::string(device_name(device)) + " convolution computes in fp32): use fp32 there");
+    throw UserError(std::string(kOp) + ": bf16 activations run on CUDA only (the " + std::string(device_name(device)) +
+                    " convolution computes in fp32): use fp32 there");
   if (weight.ndim() != 5 && weight.ndim() != 4)
     throw UserError(std::string(kOp) + ": weight " + weight.describe() +
                     ": expected [cout, cin, kt, k, k] (Conv3d) or [cout, cin, k, k] (Conv2d)");
@@ -95,9 +95,8 @@ Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tens
   const StageScope timed("causal_conv3d");
   if (x.ndim() != 4 || x.dim(3) != cin_ || x.device() != device_ || x.dtype() != dtype_)
     throw UserError(std::string(kOp) + " " + kernel_str(kt_, k_) + " " + std::to_string(cin_) + "->" +
-                    std::to_string(cout_) + ": input " + x.describe() + ", expected [T, H, W, " +
-                    std::to_string(cin_) + "] " + std::string(dtype_name(dtype_)) + " on " +
-                    std::string(device_name(device_)));
+                    std::to_string(cout_) + ": input " + x.describe() + ", expected [T, H, W, " + std::to_string(cin_) +
+                    "] " + std::string(dtype_name(dtype_)) + " on " + std::string(device_name(device_)));
   if (norm_gain.defined()) {
     detail::require_f32(kOp, "norm_gain", norm_gain);
     detail::require_shape(kOp, "norm_gain", norm_gain, {cin_});
@@ -111,9 +110,9 @@ Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tens
                          n_tail > pad || tail.device() != device_ || tail.dtype() != compute_dtype_))
     throw std::logic_error(std::string(kOp) + ": cached " + tail.describe() + " does not continue " + x.describe());
   if (pad_ == CausalPad::Replicate)
-    return forward_replicate(norm_gain.defined() ? normalize_channels(x, norm_gain, /*silu=*/true, compute_dtype_)
-                                                 : cast(x, compute_dtype_),
-                             cache);
+    return forward_replicate(
+        norm_gain.defined() ? normalize_channels(x, norm_gain, /*silu=*/true, compute_dtype_) : cast(x, compute_dtype_),
+        cache);
   const i64 keep = std::min(pad, n_tail + frames);
   Tensor out;
 

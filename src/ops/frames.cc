@@ -105,8 +105,8 @@ Tensor dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_
     case Device::CPU: cpu::dcae_upsample(h, x, factor_t, first_frame, out); return out;
     case Device::CUDA:
 #ifdef DATTN_WITH_CUDA
-      cuda::dcae_upsample(h.data(), x.data(), out.data(), h.dtype(), h.dim(0), h.dim(1), h.dim(2),
-                          cout, cin, factor_t, first_frame);
+      cuda::dcae_upsample(h.data(), x.data(), out.data(), h.dtype(), h.dim(0), h.dim(1), h.dim(2), cout, cin, factor_t,
+                          first_frame);
       return out;
 #else
       break;

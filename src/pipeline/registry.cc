@@ -25,7 +25,8 @@ constexpr Family kFamilies[] = {
 }  // namespace
 
 DType pipeline_vae_dtype(const PipelineOptions& options) {
-  if (!options.vae_dtype) return options.device == Device::CUDA && options.dtype == DType::BF16 ? DType::BF16 : DType::F32;
+  if (!options.vae_dtype)
+    return options.device == Device::CUDA && options.dtype == DType::BF16 ? DType::BF16 : DType::F32;
   const DType d = *options.vae_dtype;
   if (d != DType::F32 && d != DType::BF16)
     throw UserError("VAE dtype " + std::string(dtype_name(d)) + ": expected fp32 or bf16 (bf16 on cuda only)");

@@ -86,7 +86,9 @@ std::vector<double> reference(const ConvCase& c, const std::vector<double>& in, 
 void run(const ConvCase& c, Device device, ops::ConvMath math, double limit, std::uint32_t seed,
          DType dtype = DType::F32) {
   SCOPED_TRACE(std::string(c.name) + " on " + std::string(device_name(device)) +
-               (dtype == DType::BF16 ? " bf16" : math == ops::ConvMath::TF32 ? " tf32" : " fp32"));
+               (dtype == DType::BF16          ? " bf16"
+                : math == ops::ConvMath::TF32 ? " tf32"
+                                              : " fp32"));
   std::mt19937 rng(seed);
   const Shape wshape = c.conv2d ? Shape{c.cout, c.cin, c.k, c.k} : Shape{c.cout, c.cin, c.kt, c.k, c.k};
   const Tensor w = random_f32(wshape, rng, 0.3f), b = random_f32({c.cout}, rng);
@@ -105,8 +107,8 @@ void run(const ConvCase& c, Device device, ops::ConvMath math, double limit, std
   int t0 = 0;
   for (int n : c.chunks) {
     const Tensor chunk = dev.put(x.narrow0(t0, n));
-    const Tensor y = conv.forward(dtype == DType::F32 ? chunk : ops::cast(chunk, dtype), &cache,
-                                  c.norm ? dev.put(gain) : Tensor());
+    const Tensor y =
+        conv.forward(dtype == DType::F32 ? chunk : ops::cast(chunk, dtype), &cache, c.norm ? dev.put(gain) : Tensor());
     ASSERT_EQ(y.shape(), (Shape{n, c.h, c.w, c.cout}));
     ASSERT_EQ(y.device(), device);
     ASSERT_EQ(y.dtype(), conv.out_dtype());

@@ -3,9 +3,9 @@
 // HunyuanVideo15CausalConv3d), on channels-last frames, with the frame cache that lets a video be decoded
 // chunk by chunk.
 //
-// Frames: a float32 tensor [T, H, W, C] on the CPU or CUDA (or bfloat16 on CUDA, see `dtype` below); channels-last because cuDNN's tensor-core
-// convolutions take NDHWC, a channel norm is then a contiguous reduction per pixel, and a frame's pixels
-// are the token rows of a VAE's attention. Decoding is streamed: each call continues the stream of the
+// Frames: a float32 tensor [T, H, W, C] on the CPU or CUDA (or bfloat16 on CUDA: see below);
+// channels-last because cuDNN's tensor-core convolutions take NDHWC, a channel norm is then a contiguous
+// reduction per pixel, and a frame's pixels are the token rows of a VAE's attention. Decoding is streamed: each call continues the stream of the
 // frames given to earlier calls, and the kt - 1 frames a call needs from before its chunk come from a
 // CausalConvCache (zeros where the stream so far is shorter, which is the causal zero padding; or, with
 // CausalPad::Replicate, copies of the stream's first frame).
@@ -50,8 +50,8 @@ class CausalConv3d {
   CausalConv3d(const Tensor& weight, const Tensor& bias, Device device, ConvMath math = ConvMath::TF32,
                CausalPad pad = CausalPad::Zeros, DType dtype = DType::F32);
 
-  // x [T, H, W, cin] of dtype() on the convolution's device -> [T, H, W, cout] of out_dtype(): stride 1, padding (k - 1) / 2
-  // in space, causal in time, both as CausalPad says. kt > 1 needs `cache` (updated to the stream's new tail);
+  // x [T, H, W, cin] of dtype() on the convolution's device -> [T, H, W, cout] of out_dtype(): stride 1,
+  // padding (k - 1) / 2 in space, causal in time, both as CausalPad says. kt > 1 needs `cache` (updated to the stream's new tail);
   // kt == 1 ignores it (may be null). With `norm_gain` ([cin]) the convolution reads
   // SiLU(normalize_channels(x, norm_gain)) instead of x (on CUDA written straight into the stream
   // buffer: one pass over the activations less).
@@ -63,8 +63,8 @@ class CausalConv3d {
   int k() const { return k_; }
   Device device() const { return device_; }
   CausalPad pad() const { return pad_; }
-  DType dtype() const { return dtype_; }                 // the input's
-  DType out_dtype() const { return compute_dtype_; }     // the output's (and the cache's)
+  DType dtype() const { return dtype_; }              // the input's
+  DType out_dtype() const { return compute_dtype_; }  // the output's (and the cache's)
 
  private:
   Tensor forward_replicate(const Tensor& src, CausalConvCache* cache) const;

@@ -33,6 +33,7 @@ void rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight,
 // y = x / max(||x||_2, 1e-12) * gain. x and gain ([D]) on one device, gain float32, x float32 (or
 // bfloat16 on CUDA: computed in float32); y of `out_dtype` (x's when not given; CUDA: fp32 or bf16, the
 // CPU: fp32). A NaN stays NaN.
-Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu, std::optional<DType> out_dtype = std::nullopt);
+Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu,
+                          std::optional<DType> out_dtype = std::nullopt);
 
 }  // namespace dattn::ops

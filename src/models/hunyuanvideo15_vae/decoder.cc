@@ -13,8 +13,7 @@ LayerInit family_init(WeightStore& store, Device device, ops::ConvMath math, Slo
 
 }  // namespace
 
-Decoder::Decoder(WeightStore& store, const HunyuanVideo15VaeConfig& c, Device device, ops::ConvMath math,
-                 DType dtype)
+Decoder::Decoder(WeightStore& store, const HunyuanVideo15VaeConfig& c, Device device, ops::ConvMath math, DType dtype)
     : Decoder(family_init(store, device, math, counter_, dtype), c) {}
 
 Decoder::Decoder(LayerInit init, const HunyuanVideo15VaeConfig& c)

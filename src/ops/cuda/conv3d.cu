@@ -1,6 +1,7 @@
 // The causal convolutions of ops::CausalConv3d through cuDNN's convolution API (legacy descriptors, 5-D
-// NDHWC float32 tensors, or bfloat16 ones with a float32 compute type). A VAE decode runs the same few dozen geometries for every latent frame, so the
-// descriptors and the algorithm are made once per geometry and cached (plan once, run many).
+// NDHWC float32 tensors, or bfloat16 ones with a float32 compute type). A VAE decode runs the same few
+// dozen geometries for every latent frame, so the descriptors and the algorithm are made once per
+// geometry and cached (plan once, run many).
 #include <cudnn.h>
 
 #include <map>
@@ -23,7 +24,9 @@ std::string describe(const ConvGeometry& g) {
   return "conv " + std::to_string(g.cin) + "->" + std::to_string(g.cout) + " kernel " + std::to_string(g.kt) + "x" +
          std::to_string(g.k) + "x" + std::to_string(g.k) + " over " + std::to_string(g.frames_in) + " frames of " +
          std::to_string(g.h) + "x" + std::to_string(g.w) + (g.prepadded ? " (prepadded)" : "") +
-         (g.bf16 ? " (bf16)" : g.tf32 ? " (tf32)" : " (fp32)");
+         (g.bf16   ? " (bf16)"
+          : g.tf32 ? " (tf32)"
+                   : " (fp32)");
 }
 
 void check(cudnnStatus_t s, const char* call, const ConvGeometry& g) {
@@ -105,8 +108,7 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
                                               CUDNN_DATA_FLOAT),
               g);
   // The compute type stays CUDNN_DATA_FLOAT for bf16 data (PSEUDO_BFLOAT16_CONFIG: float32 accumulation).
-  DATTN_CUDNN(
-      cudnnSetConvolutionMathType(p->conv, g.bf16 || g.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), g);
+  DATTN_CUDNN(cudnnSetConvolutionMathType(p->conv, g.bf16 || g.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), g);
   int ydims[5] = {};
   DATTN_CUDNN(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 5, ydims), g);
   const int expected[5] = {1, g.cout, g.frames_in - g.kt + 1, g.h, g.w};
@@ -171,7 +173,8 @@ void conv3d(const ConvGeometry& g, const void* x, const void* weight, const floa
   DATTN_CUDNN(cudnnConvolutionForward(s.handle, &one, plan->x, x, plan->w, weight, plan->conv, plan->algo,
                                       workspace.get(), plan->workspace, &zero, plan->y, y),
               g);
-  if (bias) add_bias(y, g.bf16 ? DType::BF16 : DType::F32, bias, static_cast<i64>(g.frames_in - g.kt + 1) * g.h * g.w, g.cout);
+  if (bias)
+    add_bias(y, g.bf16 ? DType::BF16 : DType::F32, bias, static_cast<i64>(g.frames_in - g.kt + 1) * g.h * g.w, g.cout);
 }
 
 }  // namespace dattn::ops::cuda

@@ -21,11 +21,11 @@ struct ConvGeometry {
 
 // y [frames_in - kt + 1, h, w, cout] = conv(x [frames_in, h, w, cin], weight [cout, kt, k, k, cin]) + bias[cout].
 // Device pointers, x, weight and y float32 (or bfloat16 with g.bf16), bias float32 (added in float32 to
-// the rounded y, by a kernel of ours: a bf16 y is rounded twice), asynchronous on the current run context's stream, with that context's cuDNN
-// handle. The algorithm is chosen once per geometry and context (cudnnGetConvolutionForwardAlgorithm_v7)
-// and cached; the workspace comes from the device pool per call. Throws std::runtime_error naming the
-// cuDNN call, its status and the geometry when cuDNN fails (a geometry with no usable algorithm lists
-// every candidate the heuristic offered).
+// the rounded y by a kernel of ours: a bf16 y is rounded twice), asynchronous on the current run
+// context's stream, with that context's cuDNN handle. The algorithm is chosen once per geometry and
+// context (cudnnGetConvolutionForwardAlgorithm_v7) and cached; the workspace comes from the device pool
+// per call. Throws std::runtime_error naming the cuDNN call, its status and the geometry when cuDNN fails
+// (a geometry with no usable algorithm lists every candidate the heuristic offered).
 void conv3d(const ConvGeometry& g, const void* x, const void* weight, const float* bias, void* y);
 
 // The largest workspace a convolution algorithm may take: faster algorithms needing more are skipped,

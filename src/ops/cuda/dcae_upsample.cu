@@ -24,15 +24,15 @@ __global__ void dcae_upsample_kernel(const void* h, const void* x, void* out, El
 
 }  // namespace
 
-void dcae_upsample(const void* h, const void* x, void* out, DType dtype, i64 t, i64 height, i64 width, i64 cout, i64 cin, int ft,
-                   bool first_frame) {
+void dcae_upsample(const void* h, const void* x, void* out, DType dtype, i64 t, i64 height, i64 width, i64 cout,
+                   i64 cin, int ft, bool first_frame) {
   const i64 frames = ft * t - (first_frame ? 1 : 0);
   const i64 n = frames * 4 * height * width * cout;
   if (n <= 0) return;
   constexpr int kThreads = 256;
   const cudaStream_t stream = current_stream();
-  dcae_upsample_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(h, x, out, elt_of(dtype), frames, height, width, cout, cin, ft,
-                                                                       first_frame);
+  dcae_upsample_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(h, x, out, elt_of(dtype), frames, height, width,
+                                                                       cout, cin, ft, first_frame);
   check_launch("dcae_upsample");
 }
 

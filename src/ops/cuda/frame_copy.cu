@@ -38,8 +38,7 @@ void launch_pad(const void* src, void* dst, i64 frames, i64 h, i64 w, i64 row_by
 
 }  // namespace
 
-void pad_frames_replicate(const void* src, void* dst, std::size_t elem_bytes, i64 frames, i64 h, i64 w, i64 c,
-                          int p) {
+void pad_frames_replicate(const void* src, void* dst, std::size_t elem_bytes, i64 frames, i64 h, i64 w, i64 c, int p) {
   if (frames * (h + 2 * p) * (w + 2 * p) * c == 0) return;
   // The widest unit that divides a pixel's row and both pointers' alignment: float4 for fp32 rows of
   // c % 4 == 0 (as before) and bf16 rows of c % 8 == 0.

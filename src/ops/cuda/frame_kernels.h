@@ -35,8 +35,8 @@ void add_dup_up(void* out, const void* in, DType dtype, std::int64_t t_out, std:
 
 // ops::dcae_upsample: out [t', 2h, 2w, cout] from h [t, h, w, 4 * ft * cout] and x [t, h, w, cin], all
 // three of `dtype`.
-void dcae_upsample(const void* h, const void* x, void* out, DType dtype, std::int64_t t, std::int64_t height, std::int64_t width,
-                   std::int64_t cout, std::int64_t cin, int ft, bool first_frame);
+void dcae_upsample(const void* h, const void* x, void* out, DType dtype, std::int64_t t, std::int64_t height,
+                   std::int64_t width, std::int64_t cout, std::int64_t cin, int ft, bool first_frame);
 
 // y [cols, rows] = x [rows, cols]ᵀ (ops::transpose2d); rows < 65536 * 32.
 void transpose2d(const float* x, float* y, std::int64_t rows, std::int64_t cols);
@@ -44,13 +44,14 @@ void transpose2d(const float* x, float* y, std::int64_t rows, std::int64_t cols)
 // One chunk [n, h, w, channels * p * p] written into video [B, channels, frames, h * p, w * p] at batch
 // b, frame t0, undoing diffusers' patchify and, with `clamp`, clamping to [-1, 1] (NaN stays NaN). The
 // chunk fp32 or bf16 (`chunk_dtype`), the video float32.
-void unpatchify_clamp(const void* chunk, DType chunk_dtype, float* video, std::int64_t n, std::int64_t h, std::int64_t w, int patch,
-                      std::int64_t channels, std::int64_t frames, std::int64_t b, std::int64_t t0, bool clamp);
+void unpatchify_clamp(const void* chunk, DType chunk_dtype, float* video, std::int64_t n, std::int64_t h,
+                      std::int64_t w, int patch, std::int64_t channels, std::int64_t frames, std::int64_t b,
+                      std::int64_t t0, bool clamp);
 
 // dst [frames, h + 2p, w + 2p, c] = src [frames, h, w, c] with p edge pixels repeated around each frame
 // (F.pad mode "replicate" in space). A copy: `elem_bytes` 4 (fp32) or 2 (bf16).
-void pad_frames_replicate(const void* src, void* dst, std::size_t elem_bytes, std::int64_t frames, std::int64_t h, std::int64_t w,
-                          std::int64_t c, int p);
+void pad_frames_replicate(const void* src, void* dst, std::size_t elem_bytes, std::int64_t frames, std::int64_t h,
+                          std::int64_t w, std::int64_t c, int p);
 
 // y[p, c] += bias[c] for a [pixels, c] block; y fp32 or bf16 (`y_dtype`), the sum in float32.
 void add_bias(void* y, DType y_dtype, const float* bias, std::int64_t pixels, int c);

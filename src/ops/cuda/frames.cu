@@ -44,8 +44,7 @@ __global__ void dup_up_kernel(void* out, const void* in, Elt e, i64 t_out, i64 c
 
 }  // namespace
 
-void upsample_nearest2x(const void* x, void* y, std::size_t elem_bytes, i64 frames_in, i64 h, i64 w, i64 c,
-                        int parts) {
+void upsample_nearest2x(const void* x, void* y, std::size_t elem_bytes, i64 frames_in, i64 h, i64 w, i64 c, int parts) {
   if (frames_in * parts * 4 * h * w * c == 0) return;
   // The widest unit dividing a frame part's channels and both pointers' alignment (float4 for fp32 with
   // c % 4 == 0, as before; 8 bf16).

@@ -23,14 +23,14 @@ __global__ void unpatchify_kernel(const void* chunk, Elt e, float* video, i64 n,
 
 }  // namespace
 
-void unpatchify_clamp(const void* chunk, DType chunk_dtype, float* video, i64 n, i64 h, i64 w, int patch, i64 channels, i64 frames,
-                      i64 b, i64 t0, bool clamp) {
+void unpatchify_clamp(const void* chunk, DType chunk_dtype, float* video, i64 n, i64 h, i64 w, int patch, i64 channels,
+                      i64 frames, i64 b, i64 t0, bool clamp) {
   const i64 total = channels * n * h * patch * w * patch;
   if (total == 0) return;
   constexpr int kThreads = 256;
   const cudaStream_t stream = current_stream();
-  unpatchify_kernel<<<grid_for(total, kThreads), kThreads, 0, stream>>>(chunk, elt_of(chunk_dtype), video, n, h, w, patch, channels, frames,
-                                                                        b, t0, clamp);
+  unpatchify_kernel<<<grid_for(total, kThreads), kThreads, 0, stream>>>(chunk, elt_of(chunk_dtype), video, n, h, w,
+                                                                        patch, channels, frames, b, t0, clamp);
   check_launch("unpatchify_clamp");
 }
 
