@@ -208,6 +208,8 @@ int run(int argc, char** argv) {
   if (dtype_arg != "fp32" && !cuda)
     throw UserError("--dtype " + dtype_arg + " needs --device cuda (the CPU VAE is fp32)");
   if (model.empty() == random.empty()) throw UserError("give exactly one of --model and --random");
+  if (cuda && cuda_device_count() == 0)  // before any random checkpoint is written
+    throw UserError("--device cuda: no CUDA device is visible (" + cuda_device_summary() + ")");
   std::vector<std::int64_t> tl;
   std::stringstream ss(latent);
   for (std::string part; std::getline(ss, part, ',');) tl.push_back(std::stoll(part));
