@@ -3,13 +3,25 @@
 // latent frame and GFLOP/s (the FLOPs of the convolutions and attention, counted from the architecture
 // below); on CUDA also the first decode (which plans every convolution shape) and the peak device memory
 // held by dattn's tensors (cuDNN's and cuBLASLt's handles and cuBLASLt's 32 MB workspace not included).
+// `--family hv15` times the HunyuanVideo-1.5 VAE decode the same way (no FLOP count): `--random hv1.5`
+// writes random weights of configs/hunyuanvideo1.5-480p-t2v/vae.json (or `--config`).
+//
+// `--dtype fp32|bf16|both` (CUDA): the decoder's activations; `both` times fp32 (the --conv-math) and
+// then bf16 on the same latents in one run, one VAE loaded at a time, and prints the bf16 video's
+// relative L2 and max abs difference from the fp32 one.
 //
 //   dattn_wan_vae_bench --random wan2.2-5b --latent 2,4,4 [--keep /tmp/wan22_vae]   (then --model /tmp/wan22_vae)
 //   dattn_wan_vae_bench --model ../shared/golden/wan_tiny/pipeline/vae --latent 3,4,6 --repeat 5
 //   dattn_wan_vae_bench --random wan2.2-5b --latent 13,44,80 --device cuda --repeat 3   (704x1280x49)
+//   dattn_wan_vae_bench --random wan2.2-5b --latent 13,44,80 --device cuda --dtype both --repeat 3
+//   dattn_wan_vae_bench --family hv15 --random hv1.5 --latent 9,30,52 --device cuda --dtype both --repeat 3
+//       (480x832x33; --latent 31,30,52 is 121 frames)
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -24,6 +36,8 @@
 #include "dattn/core/device.h"
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
+#include "dattn/models/hunyuanvideo15_vae.h"
+#include "dattn/models/random_checkpoint.h"
 #include "dattn/models/wan_vae.h"
 
 namespace dattn::bench {
@@ -71,24 +85,131 @@ double decode_flops(const WanVaeConfig& c, double t, double h, double w) {
   return f + conv(dims.back(), c.out_channels, 27, frames * px);
 }
 
+// One VAE of either family behind one decode call.
+struct Decoder {
+  std::function<Tensor(const Tensor&)> decode;
+  Shape latent;  // [1, C, T, H, W] of the requested latent size
+  std::string describe;
+  double flops = 0;  // 0: not counted
+};
+
+Decoder load_decoder(const std::string& family, const std::string& dir, Device device, DType dtype, WanVaeConvMath math,
+                     const std::vector<std::int64_t>& tl) {
+  Decoder d;
+  char line[256];
+  if (family == "wan") {
+    auto vae = std::make_shared<WanVae>(WanVae::load(dir, device, dtype, math));
+    const WanVaeConfig& c = vae->config();
+    d.decode = [vae](const Tensor& z) { return vae->decode(z); };
+    d.latent = {1, c.z_dim, tl[0], tl[1], tl[2]};
+    d.flops = decode_flops(c, tl[0], tl[1], tl[2]);
+    std::snprintf(line, sizeof line, "wan decoder_base_dim=%d z_dim=%d residual=%d patch=%d", c.decoder_base_dim,
+                  c.z_dim, c.is_residual, c.patch_size);
+  } else {
+    const HunyuanVideo15VaeConvMath hm =
+        math == WanVaeConvMath::TF32 ? HunyuanVideo15VaeConvMath::TF32 : HunyuanVideo15VaeConvMath::FP32;
+    auto vae = std::make_shared<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(dir, device, dtype, hm));
+    const HunyuanVideo15VaeConfig& c = vae->config();
+    d.decode = [vae](const Tensor& z) { return vae->decode(z); };
+    d.latent = {1, c.latent_channels, tl[0], tl[1], tl[2]};
+    std::snprintf(line, sizeof line, "hv15 latent_channels=%d widths %d..%d", c.latent_channels,
+                  c.decoder_channels().front(), c.decoder_channels().back());
+  }
+  d.describe = line;
+  return d;
+}
+
+struct Timing {
+  double load = 0, median = 0, first = 0;
+  std::size_t peak = 0, weights = 0;
+  Shape out;
+  Tensor video;  // the last decode's, on the host (only kept for --dtype both)
+};
+
+Timing time_decode(const std::string& family, const std::string& dir, Device device, DType dtype, WanVaeConvMath math,
+                   const std::vector<std::int64_t>& tl, int repeat, bool keep_video, Decoder* info) {
+  const bool cuda = device == Device::CUDA;
+  Timing r;
+  const std::size_t before = cuda ? device_bytes_in_use() : 0;
+  const auto t1 = std::chrono::steady_clock::now();
+  Decoder d = load_decoder(family, dir, device, dtype, math, tl);
+  r.load = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  r.weights = cuda ? device_bytes_in_use() - before : 0;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal;
+  std::vector<float> zv(static_cast<std::size_t>(shape_numel(d.latent)));
+  for (auto& v : zv) v = normal(rng);
+  const Tensor z = Tensor::from_f32(zv, d.latent);
+  if (cuda) {
+    // The first decode plans every convolution shape (cuDNN's algorithm choice) and warms the memory
+    // pool; it is reported on its own. decode() returns after the GPU finished, so wall time is GPU time.
+    reset_device_peak();
+    const auto a = std::chrono::steady_clock::now();
+    r.out = d.decode(z).shape();
+    r.first = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    r.peak = device_bytes_peak() - before;
+  }
+  std::vector<double> times;
+  for (int i = 0; i < repeat; ++i) {
+    if (cuda) reset_device_peak();
+    const auto a = std::chrono::steady_clock::now();
+    const Tensor video = d.decode(z);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+    r.out = video.shape();
+    if (cuda) r.peak = std::max(r.peak, device_bytes_peak() - before);
+    if (keep_video && i + 1 == repeat) r.video = video.to(Device::CPU);
+  }
+  std::sort(times.begin(), times.end());
+  r.median = times[times.size() / 2];
+  *info = d;
+  info->latent = z.shape();
+  return r;
+}
+
+void print_timing(const char* label, const Timing& r, const Decoder& d, int repeat, std::int64_t latent_frames,
+                  bool cuda) {
+  std::printf("[%s] load %.2f s, decode %.3f s (median of %d), %.3f s per latent frame", label, r.load, r.median,
+              repeat, r.median / latent_frames);
+  if (d.flops > 0) std::printf(", %.1f GFLOP, %.1f GFLOP/s", d.flops / 1e9, d.flops / r.median / 1e9);
+  std::printf("\n");
+  if (cuda)
+    std::printf(
+        "[%s] first decode %.3f s (plans the convolutions); peak device memory %.2f GiB (weights %.2f GiB "
+        "and the video included)\n",
+        label, r.first, static_cast<double>(r.peak) / (1u << 30), static_cast<double>(r.weights) / (1u << 30));
+}
+
 int run(int argc, char** argv) {
-  CLI::App app{"Times the Wan VAE decode"};
-  std::string model, random, keep, latent = "2,4,4", device_arg = "cpu", math_arg = "tf32";
+  CLI::App app{"Times the Wan (or HunyuanVideo-1.5) VAE decode"};
+  std::string model, random, keep, latent = "2,4,4", device_arg = "cpu", math_arg = "tf32", dtype_arg = "fp32";
+  std::string family = "wan", config = "configs/hunyuanvideo1.5-480p-t2v/vae.json";
   int repeat = 1;
-  app.add_option("--model", model, "a diffusers AutoencoderKLWan directory");
-  app.add_option("--random", random, "random weights in real decoder shapes: wan2.2-5b or wan2.1");
+  app.add_option("--family", family, "wan (default) or hv15 (HunyuanVideo-1.5's VAE)");
+  app.add_option("--model", model, "a diffusers AutoencoderKLWan (or AutoencoderKLHunyuanVideo15) directory");
+  app.add_option("--random", random, "random weights in real decoder shapes: wan2.2-5b or wan2.1; hv15: hv1.5");
+  app.add_option("--config", config,
+                 "hv15 --random: the VAE config (default configs/hunyuanvideo1.5-480p-t2v/vae.json)");
   app.add_option("--keep", keep, "with --random: write the checkpoint to this directory and keep it");
   app.add_option("--latent", latent, "latent frames,height,width (default 2,4,4)");
   app.add_option("--repeat", repeat, "timed decodes (the median is printed)")->check(CLI::PositiveNumber);
   app.add_option("--device", device_arg, "cpu (default) or cuda");
-  app.add_option("--conv-math", math_arg, "CUDA convolutions: tf32 (default) or fp32");
+  app.add_option("--conv-math", math_arg, "CUDA fp32 convolutions: tf32 (default) or fp32");
+  app.add_option("--dtype", dtype_arg,
+                 "decoder activations: fp32 (default), bf16 (cuda), or both (cuda: fp32 then bf16)");
   CLI11_PARSE(app, argc, argv);
   const std::optional<Device> device = parse_device(device_arg);
   if (!device) throw UserError("--device must be cpu or cuda, got '" + device_arg + "'");
   if (math_arg != "tf32" && math_arg != "fp32") throw UserError("--conv-math must be tf32 or fp32, got '" + math_arg + "'");
+  if (family != "wan" && family != "hv15") throw UserError("--family must be wan or hv15, got '" + family + "'");
+  if (dtype_arg != "fp32" && dtype_arg != "bf16" && dtype_arg != "both")
+    throw UserError("--dtype must be fp32, bf16 or both, got '" + dtype_arg + "'");
   const WanVaeConvMath math = math_arg == "tf32" ? WanVaeConvMath::TF32 : WanVaeConvMath::FP32;
   const bool cuda = *device == Device::CUDA;
+  if (dtype_arg != "fp32" && !cuda)
+    throw UserError("--dtype " + dtype_arg + " needs --device cuda (the CPU VAE is fp32)");
   if (model.empty() == random.empty()) throw UserError("give exactly one of --model and --random");
+  if (cuda && cuda_device_count() == 0)  // before any random checkpoint is written
+    throw UserError("--device cuda: no CUDA device is visible (" + cuda_device_summary() + ")");
   std::vector<std::int64_t> tl;
   std::stringstream ss(latent);
   for (std::string part; std::getline(ss, part, ',');) tl.push_back(std::stoll(part));
@@ -98,57 +219,54 @@ int run(int argc, char** argv) {
   const std::string tmp =
       keep.empty() ? (std::filesystem::temp_directory_path() / "dattn_wan_vae_bench").string() : keep;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!random.empty()) write_random_wan_vae_decoder(dir = tmp, preset(random), 1);
-  const auto t1 = std::chrono::steady_clock::now();
-  const WanVae vae = WanVae::load(dir, *device, DType::F32, math);
-  const auto t2 = std::chrono::steady_clock::now();
+  if (!random.empty()) {
+    dir = tmp;
+    if (family == "wan") {
+      write_random_wan_vae_decoder(dir, preset(random), 1);
+    } else {
+      if (random != "hv1.5") throw UserError("--family hv15 --random must be hv1.5, got '" + random + "'");
+      RandomCheckpointOptions o;
+      o.seed = 1;
+      write_random_checkpoint(config, dir, o);
+    }
+  }
+  const double written = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::vector<DType> dtypes;
+  if (dtype_arg != "bf16") dtypes.push_back(DType::F32);
+  if (dtype_arg != "fp32") dtypes.push_back(DType::BF16);
+  std::vector<Timing> runs;
+  Decoder d;
+  for (DType dt : dtypes)
+    runs.push_back(time_decode(family, dir, *device, dt, math, tl, repeat, dtypes.size() > 1, &d));
   if (!random.empty() && keep.empty()) std::filesystem::remove_all(tmp);
 
-  const WanVaeConfig& c = vae.config();
-  std::mt19937 rng(7);
-  std::normal_distribution<float> normal;
-  std::vector<float> zv(static_cast<std::size_t>(c.z_dim * tl[0] * tl[1] * tl[2]));
-  for (auto& v : zv) v = normal(rng);
-  const Tensor z = Tensor::from_f32(zv, {1, c.z_dim, tl[0], tl[1], tl[2]});
-  std::vector<double> times;
-  Shape out_shape;
-  double first = 0;
-  std::size_t peak = 0;
-  const std::size_t weights = cuda ? device_bytes_in_use() : 0;
-  if (cuda) {
-    // The first decode plans every convolution shape (cuDNN's algorithm choice) and warms the memory
-    // pool; it is reported on its own. decode() returns after the GPU finished, so wall time is GPU time.
-    reset_device_peak();
-    const auto a = std::chrono::steady_clock::now();
-    out_shape = vae.decode(z).shape();
-    first = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
-    peak = device_bytes_peak();
-  }
-  for (int i = 0; i < repeat; ++i) {
-    if (cuda) reset_device_peak();
-    const auto a = std::chrono::steady_clock::now();
-    out_shape = vae.decode(z).shape();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
-    if (cuda) peak = std::max(peak, device_bytes_peak());
-  }
-  std::sort(times.begin(), times.end());
-  const double secs = times[times.size() / 2];
-  const double flops = decode_flops(c, tl[0], tl[1], tl[2]);
-  std::printf("decoder_base_dim=%d z_dim=%d residual=%d patch=%d device=%s", c.decoder_base_dim, c.z_dim,
-              c.is_residual, c.patch_size, cuda ? "cuda" : "cpu");
+  std::printf("%s device=%s", d.describe.c_str(), cuda ? "cuda" : "cpu");
   if (cuda)
     std::printf(" (%s) conv_math=%s\n", cuda_device_summary().c_str(), math_arg.c_str());
   else
     std::printf(" threads=%d\n", omp_get_max_threads());
-  std::printf("latent %s -> video %s\n", shape_str(z.shape()).c_str(), shape_str(out_shape).c_str());
-  if (!random.empty()) std::printf("random checkpoint written in %.2f s\n", std::chrono::duration<double>(t1 - t0).count());
-  std::printf("load %.2f s, decode %.3f s (median of %d), %.3f s per latent frame, %.1f GFLOP, %.1f GFLOP/s\n",
-              std::chrono::duration<double>(t2 - t1).count(), secs, repeat, secs / tl[0], flops / 1e9,
-              flops / secs / 1e9);
-  if (cuda)
-    std::printf("first decode %.3f s (plans the convolutions); peak device memory %.2f GiB (weights %.2f GiB and "
-                "the video included)\n",
-                first, static_cast<double>(peak) / (1u << 30), static_cast<double>(weights) / (1u << 30));
+  std::printf("latent %s -> video %s\n", shape_str(d.latent).c_str(), shape_str(runs.front().out).c_str());
+  if (!random.empty()) std::printf("random checkpoint written in %.2f s\n", written);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    print_timing(dtypes[i] == DType::BF16 ? "bf16" : (cuda && math == WanVaeConvMath::TF32 ? "fp32 tf32" : "fp32"),
+                 runs[i], d, repeat, tl[0], cuda);
+  if (runs.size() == 2) {
+    const std::vector<double> a = runs[0].video.to_f64_vector(), b = runs[1].video.to_f64_vector();
+    double err2 = 0, ref2 = 0, max_abs = 0;
+    std::size_t nonfinite = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!std::isfinite(b[i])) {
+        ++nonfinite;
+        continue;
+      }
+      err2 += (b[i] - a[i]) * (b[i] - a[i]);
+      ref2 += a[i] * a[i];
+      max_abs = std::max(max_abs, std::abs(b[i] - a[i]));
+    }
+    std::printf("bf16 vs fp32: %.2fx faster, rel L2 %.3g, max abs %.3g, %zu NaN/Inf\n", runs[0].median / runs[1].median,
+                std::sqrt(err2 / std::max(ref2, 1e-300)), max_abs, nonfinite);
+  }
   return 0;
 }
 

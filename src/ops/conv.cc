@@ -11,6 +11,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
+#include "dattn/ops/combine.h"
 #include "dattn/ops/norm.h"
 #include "ops/checks.h"
 #include "ops/conv_stream.h"
@@ -48,7 +49,7 @@ namespace detail {
 // The last `keep` frames of the stream [tail; x] (tail may be undefined), copied into a new tensor.
 Tensor conv_stream_tail(const Tensor& tail, const Tensor& x, i64 keep) {
   const i64 n_tail = tail.defined() ? tail.dim(0) : 0, frames = x.dim(0);
-  Tensor next = Tensor::empty({keep, x.dim(1), x.dim(2), x.dim(3)}, DType::F32, x.device());
+  Tensor next = Tensor::empty({keep, x.dim(1), x.dim(2), x.dim(3)}, x.dtype(), x.device());
   const i64 from_x = std::min(keep, frames), from_tail = keep - from_x;
   if (from_tail) next.narrow0(0, from_tail).copy_from(tail.narrow0(n_tail - from_tail, from_tail));
   if (from_x) next.narrow0(from_tail, from_x).copy_from(x.narrow0(frames - from_x, from_x));
@@ -57,9 +58,16 @@ Tensor conv_stream_tail(const Tensor& tail, const Tensor& x, i64 keep) {
 
 }  // namespace detail
 
-CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device device, ConvMath math, CausalPad pad)
-    : pad_(pad), math_(math), device_(device) {
+CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device device, ConvMath math, CausalPad pad,
+                           DType dtype)
+    : pad_(pad), math_(math), device_(device), dtype_(dtype), compute_dtype_(dtype) {
   detail::require_float(kOp, "weight", weight);
+  if (dtype != DType::F32 && dtype != DType::BF16)
+    throw UserError(std::string(kOp) + ": activation dtype " + std::string(dtype_name(dtype)) +
+                    ": expected fp32 or bf16");
+  if (dtype == DType::BF16 && device != Device::CUDA)
+    throw UserError(std::string(kOp) + ": bf16 activations run on CUDA only (the " + std::string(device_name(device)) +
+                    " convolution computes in fp32): use fp32 there");
   if (weight.ndim() != 5 && weight.ndim() != 4)
     throw UserError(std::string(kOp) + ": weight " + weight.describe() +
                     ": expected [cout, cin, kt, k, k] (Conv3d) or [cout, cin, k, k] (Conv2d)");
@@ -74,19 +82,21 @@ CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device devi
     detail::require_float(kOp, "bias", bias);
     detail::require_shape(kOp, "bias", bias, {cout_});
   }
+  // cuDNN's bf16 NDHWC kernels want both channel counts in multiples of 8: others compute in float32.
+  if (dtype == DType::BF16 && (cin_ % 8 != 0 || cout_ % 8 != 0)) compute_dtype_ = DType::F32;
   const std::vector<float> packed = pack_weight(weight.to_f32_vector(), cout_, cin_, kt * k * k);
   weight_ = Tensor::from_f32(packed, {cout_, kt_, k_, k_, cin_}).to(device);
+  if (compute_dtype_ != DType::F32) weight_ = cast(weight_, compute_dtype_);  // rounded on the GPU
   bias_ = bias.defined() ? Tensor::from_f32(bias.to_f32_vector(), {cout_}).to(device)
                          : Tensor::zeros({cout_}, DType::F32, device);
 }
 
 Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tensor& norm_gain) const {
   const StageScope timed("causal_conv3d");
-  detail::require_f32(kOp, "x", x);
-  if (x.ndim() != 4 || x.dim(3) != cin_ || x.device() != device_)
+  if (x.ndim() != 4 || x.dim(3) != cin_ || x.device() != device_ || x.dtype() != dtype_)
     throw UserError(std::string(kOp) + " " + kernel_str(kt_, k_) + " " + std::to_string(cin_) + "->" +
-                    std::to_string(cout_) + ": input " + x.describe() + ", expected [T, H, W, " +
-                    std::to_string(cin_) + "] fp32 on " + std::string(device_name(device_)));
+                    std::to_string(cout_) + ": input " + x.describe() + ", expected [T, H, W, " + std::to_string(cin_) +
+                    "] " + std::string(dtype_name(dtype_)) + " on " + std::string(device_name(device_)));
   if (norm_gain.defined()) {
     detail::require_f32(kOp, "norm_gain", norm_gain);
     detail::require_shape(kOp, "norm_gain", norm_gain, {cin_});
@@ -97,10 +107,12 @@ Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tens
   const Tensor tail = pad > 0 ? cache->tail : Tensor();
   const i64 n_tail = tail.defined() ? tail.dim(0) : 0;
   if (tail.defined() && (tail.ndim() != 4 || tail.dim(1) != h || tail.dim(2) != w || tail.dim(3) != cin_ ||
-                         n_tail > pad || tail.device() != device_))
+                         n_tail > pad || tail.device() != device_ || tail.dtype() != compute_dtype_))
     throw std::logic_error(std::string(kOp) + ": cached " + tail.describe() + " does not continue " + x.describe());
   if (pad_ == CausalPad::Replicate)
-    return forward_replicate(norm_gain.defined() ? normalize_channels(x, norm_gain, /*silu=*/true) : x, cache);
+    return forward_replicate(
+        norm_gain.defined() ? normalize_channels(x, norm_gain, /*silu=*/true, compute_dtype_) : cast(x, compute_dtype_),
+        cache);
   const i64 keep = std::min(pad, n_tail + frames);
   Tensor out;
 
@@ -122,31 +134,34 @@ Tensor CausalConv3d::forward(const Tensor& x, CausalConvCache* cache, const Tens
     return out;
   }
 #ifdef DATTN_WITH_CUDA
-  // The stream in one buffer: zero frames where the cache is shorter than the padding, the cached frames,
-  // then the chunk (or its norm, written there directly). The zeros contribute exactly nothing.
-  const std::size_t frame_bytes = static_cast<std::size_t>(h * w * cin_) * sizeof(float);
+  // The stream in one buffer of the compute dtype: zero frames where the cache is shorter than the
+  // padding, the cached frames, then the chunk (or its norm, written there directly). The zeros (all-zero
+  // bits in fp32 and bf16) contribute exactly nothing.
+  const DType cd = compute_dtype_;
+  const Tensor xs = norm_gain.defined() ? x : cast(x, cd);  // a float32 conv of bf16 input without a norm
+  const std::size_t frame_bytes = static_cast<std::size_t>(h * w * cin_) * dtype_size(cd);
   Tensor stream;
-  const bool aligned = reinterpret_cast<std::uintptr_t>(x.data()) % 256 == 0;  // cuDNN's fast kernels want it
+  const bool aligned = reinterpret_cast<std::uintptr_t>(xs.data()) % 256 == 0;  // cuDNN's fast kernels want it
   if (pad == 0 && !norm_gain.defined() && aligned) {
-    stream = x;
+    stream = xs;
   } else {
-    stream = Tensor::empty({pad + frames, h, w, cin_}, DType::F32, Device::CUDA);
+    stream = Tensor::empty({pad + frames, h, w, cin_}, cd, Device::CUDA);
     char* base = static_cast<char*>(stream.data());
     cuda::fill_async(base, 0, static_cast<std::size_t>(pad - n_tail) * frame_bytes);
     if (n_tail) cuda::copy_async(base + (pad - n_tail) * frame_bytes, tail.data(), n_tail * frame_bytes);
-    float* chunk = reinterpret_cast<float*>(base + pad * frame_bytes);
+    char* chunk = base + pad * frame_bytes;
     if (norm_gain.defined())
-      cuda::normalize_channels(x.data_as<float>(), chunk, norm_gain.data_as<float>(), frames * h * w, cin_, true);
+      cuda::normalize_channels(x.data(), x.dtype(), chunk, cd, norm_gain.data_as<float>(), frames * h * w, cin_, true);
     else
-      cuda::copy_async(chunk, x.data(), frames * frame_bytes);
+      cuda::copy_async(chunk, xs.data(), frames * frame_bytes);
   }
-  out = Tensor::empty({frames, h, w, cout_}, DType::F32, Device::CUDA);
+  out = Tensor::empty({frames, h, w, cout_}, cd, Device::CUDA);
   cuda::ConvGeometry g;
   g.frames_in = static_cast<int>(pad + frames), g.h = static_cast<int>(h), g.w = static_cast<int>(w);
-  g.cin = cin_, g.cout = cout_, g.kt = kt_, g.k = k_, g.tf32 = math_ == ConvMath::TF32;
-  cuda::conv3d(g, stream.data_as<float>(), weight_.data_as<float>(), bias_.data_as<float>(), out.data_as<float>());
+  g.cin = cin_, g.cout = cout_, g.kt = kt_, g.k = k_, g.tf32 = math_ == ConvMath::TF32, g.bf16 = cd == DType::BF16;
+  cuda::conv3d(g, stream.data(), weight_.data(), bias_.data_as<float>(), out.data());
   if (pad > 0) {
-    Tensor next = Tensor::empty({keep, h, w, cin_}, DType::F32, Device::CUDA);
+    Tensor next = Tensor::empty({keep, h, w, cin_}, cd, Device::CUDA);
     cuda::copy_async(next.data(), static_cast<const char*>(stream.data()) + (pad + frames - keep) * frame_bytes,
                      keep * frame_bytes);
     cache->tail = next;

@@ -16,9 +16,16 @@
 namespace dattn::ops {
 namespace {
 
+// Frames are float32, or bfloat16 on CUDA (the causal VAEs' bf16 decode).
 void require_frames(const char* op, const char* arg, const Tensor& t) {
-  detail::require_f32(op, arg, t);
+  if (t.device() == Device::CPU || t.dtype() != DType::BF16) detail::require_f32(op, arg, t);
   detail::require_ndim(op, arg, t, 4, "[T, H, W, C]");
+}
+
+void require_same_dtype(const char* op, const Tensor& first, const char* arg, const Tensor& t) {
+  if (t.dtype() != first.dtype())
+    throw UserError(std::string(op) + ": " + arg + " " + t.describe() + ": expected " +
+                    std::string(dtype_name(first.dtype())) + " as " + first.describe());
 }
 
 [[noreturn]] void mismatch(const char* op, const std::string& what) { throw UserError(std::string(op) + ": " + what); }
@@ -36,8 +43,8 @@ Tensor upsample_nearest2x(const Tensor& x, int parts) {
     case Device::CUDA: {
 #ifdef DATTN_WITH_CUDA
       const std::int64_t c = x.dim(3) / parts;
-      Tensor y = Tensor::empty({x.dim(0) * parts, 2 * x.dim(1), 2 * x.dim(2), c}, DType::F32, Device::CUDA);
-      cuda::upsample_nearest2x(x.data_as<float>(), y.data_as<float>(), x.dim(0), x.dim(1), x.dim(2), c, parts);
+      Tensor y = Tensor::empty({x.dim(0) * parts, 2 * x.dim(1), 2 * x.dim(2), c}, x.dtype(), Device::CUDA);
+      cuda::upsample_nearest2x(x.data(), y.data(), dtype_size(x.dtype()), x.dim(0), x.dim(1), x.dim(2), c, parts);
       return y;
 #else
       break;
@@ -53,6 +60,7 @@ void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int d
   require_frames(op, "out", out);
   require_frames(op, "in", in);
   detail::require_same_device(op, out, "in", in);
+  require_same_dtype(op, out, "in", in);
   const std::int64_t factor = std::int64_t{factor_t} * factor_s * factor_s;
   if (factor_t < 1 || factor_s < 1 || drop < 0 || drop >= factor_t || (out.dim(3) * factor) % in.dim(3) != 0 ||
       out.dim(0) != in.dim(0) * factor_t - drop || out.dim(1) != in.dim(1) * factor_s ||
@@ -64,7 +72,7 @@ void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int d
     case Device::CPU: return cpu::add_dup_up(out, in, factor_t, factor_s, drop);
     case Device::CUDA:
 #ifdef DATTN_WITH_CUDA
-      return cuda::add_dup_up(out.data_as<float>(), in.data_as<float>(), out.dim(0), out.dim(3), in.dim(1), in.dim(2),
+      return cuda::add_dup_up(out.data(), in.data(), out.dtype(), out.dim(0), out.dim(3), in.dim(1), in.dim(2),
                               in.dim(3), factor_t, factor_s, drop);
 #else
       break;
@@ -79,6 +87,7 @@ Tensor dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_
   require_frames(op, "h", h);
   require_frames(op, "x", x);
   detail::require_same_device(op, h, "x", x);
+  require_same_dtype(op, h, "x", x);
   const std::int64_t groups = std::int64_t{4} * factor_t, cin = x.dim(3);
   const std::int64_t cout = (factor_t == 1 || factor_t == 2) ? h.dim(3) / groups : 0;
   if (cout <= 0 || h.dim(3) != groups * cout)
@@ -91,13 +100,13 @@ Tensor dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_
   if (first_frame && factor_t != 2) mismatch(op, "first_frame needs factor_t 2, got " + std::to_string(factor_t));
   if (first_frame && h.dim(0) == 0) mismatch(op, "first_frame on an empty chunk " + h.describe());
   const std::int64_t frames = factor_t * h.dim(0) - (first_frame ? 1 : 0);
-  Tensor out = Tensor::empty({frames, 2 * h.dim(1), 2 * h.dim(2), cout}, DType::F32, h.device());
+  Tensor out = Tensor::empty({frames, 2 * h.dim(1), 2 * h.dim(2), cout}, h.dtype(), h.device());
   switch (h.device()) {
     case Device::CPU: cpu::dcae_upsample(h, x, factor_t, first_frame, out); return out;
     case Device::CUDA:
 #ifdef DATTN_WITH_CUDA
-      cuda::dcae_upsample(h.data_as<float>(), x.data_as<float>(), out.data_as<float>(), h.dim(0), h.dim(1), h.dim(2),
-                          cout, cin, factor_t, first_frame);
+      cuda::dcae_upsample(h.data(), x.data(), out.data(), h.dtype(), h.dim(0), h.dim(1), h.dim(2), cout, cin, factor_t,
+                          first_frame);
       return out;
 #else
       break;
@@ -123,7 +132,7 @@ void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, st
     case Device::CPU: return cpu::write_unpatchified_frames(chunk, patch, video, b, t0, clamp);
     case Device::CUDA:
 #ifdef DATTN_WITH_CUDA
-      return cuda::unpatchify_clamp(chunk.data_as<float>(), video.data_as<float>(), chunk.dim(0), chunk.dim(1),
+      return cuda::unpatchify_clamp(chunk.data(), chunk.dtype(), video.data_as<float>(), chunk.dim(0), chunk.dim(1),
                                     chunk.dim(2), patch, video.dim(1), video.dim(2), b, t0, clamp);
 #else
       break;

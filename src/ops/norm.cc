@@ -136,10 +136,14 @@ void rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight,
 #endif
 }
 
-Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu) {
+Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu, std::optional<DType> out_dtype) {
   const StageScope timed("normalize_channels");
   constexpr const char* op = "normalize_channels";
-  detail::require_f32(op, "x", x);
+  const DType y_dtype = out_dtype.value_or(x.dtype());
+  if (x.device() == Device::CPU || x.dtype() != DType::BF16) detail::require_f32(op, "x", x);
+  if (y_dtype != DType::F32 && (x.device() == Device::CPU || y_dtype != DType::BF16))
+    throw UserError(std::string(op) + ": output dtype " + std::string(dtype_name(y_dtype)) + " on " +
+                    std::string(device_name(x.device())) + ": expected fp32 (or bf16 on cuda)");
   if (x.ndim() < 1) throw UserError(std::string(op) + ": x " + x.describe() + " has no last dimension");
   detail::require_f32(op, "gain", gain);
   detail::require_shape(op, "gain", gain, {x.dim(-1)});
@@ -148,9 +152,9 @@ Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu) {
     case Device::CPU: return cpu::normalize_channels(x, gain, silu);
     case Device::CUDA: {
 #ifdef DATTN_WITH_CUDA
-      Tensor y = Tensor::empty(x.shape(), DType::F32, Device::CUDA);
+      Tensor y = Tensor::empty(x.shape(), y_dtype, Device::CUDA);
       const std::int64_t c = x.dim(-1);
-      cuda::normalize_channels(x.data_as<float>(), y.data_as<float>(), gain.data_as<float>(), c ? x.numel() / c : 0,
+      cuda::normalize_channels(x.data(), x.dtype(), y.data(), y_dtype, gain.data_as<float>(), c ? x.numel() / c : 0,
                                static_cast<int>(c), silu);
       return y;
 #else

@@ -24,6 +24,18 @@ constexpr Family kFamilies[] = {
 
 }  // namespace
 
+DType pipeline_vae_dtype(const PipelineOptions& options) {
+  if (!options.vae_dtype)
+    return options.device == Device::CUDA && options.dtype == DType::BF16 ? DType::BF16 : DType::F32;
+  const DType d = *options.vae_dtype;
+  if (d != DType::F32 && d != DType::BF16)
+    throw UserError("VAE dtype " + std::string(dtype_name(d)) + ": expected fp32 or bf16 (bf16 on cuda only)");
+  if (d == DType::BF16 && options.device != Device::CUDA)
+    throw UserError("VAE dtype bf16 on " + std::string(device_name(options.device)) +
+                    ": the CPU VAE decoders compute in fp32 only; use fp32 (or run on cuda)");
+  return d;
+}
+
 std::vector<std::string> registered_pipeline_classes() {
   std::vector<std::string> out;
   for (const Family& f : kFamilies) out.emplace_back(f.class_name);

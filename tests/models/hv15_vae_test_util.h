@@ -11,6 +11,7 @@
 #include "dattn/core/tensor.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/models/hunyuanvideo15_vae.h"
+#include "dattn/ops/combine.h"
 #include "models/hunyuanvideo15_vae/decoder.h"
 #include "support/golden_dir.h"
 
@@ -58,13 +59,14 @@ struct Recorded {
   std::vector<double> ncthw() const { return to_ncthw(values, frame[2], frames, frame[0] * frame[1]); }
 };
 
-// Decodes z [1, C, T, H, W] frame by frame through the internal decoder on `device`, recording every
-// intermediate it reports.
+// Decodes z [1, C, T, H, W] frame by frame through the internal decoder on `device` with activations of
+// `dtype`, recording every intermediate it reports.
 inline std::map<std::string, Recorded> decode_recording(const std::string& dir, const Tensor& z, Device device,
-                                                        ops::ConvMath math, std::vector<double>* video_thwc) {
+                                                        ops::ConvMath math, std::vector<double>* video_thwc,
+                                                        DType dtype = DType::F32) {
   const HunyuanVideo15VaeConfig config = HunyuanVideo15VaeConfig::from_json(read_component_config(dir));
   WeightStore store(dir);
-  const hunyuanvideo15_vae::Decoder decoder(store, config, device, math);
+  const hunyuanvideo15_vae::Decoder decoder(store, config, device, math, dtype);
   const std::int64_t c = z.dim(1), t = z.dim(2), h = z.dim(3), w = z.dim(4);
   hunyuanvideo15_vae::DecodeState state = decoder.new_state(t, h, w);
   std::map<std::string, Recorded> rec;
@@ -74,7 +76,7 @@ inline std::map<std::string, Recorded> decode_recording(const std::string& dir, 
     for (std::int64_t ch = 0; ch < c; ++ch)
       for (std::int64_t p = 0; p < h * w; ++p) frame[p * c + ch] = static_cast<float>(zv[(ch * t + f) * h * w + p]);
     decoder.forward(
-        Tensor::from_f32(frame, {1, h, w, c}).to(device), state,
+        ops::cast(Tensor::from_f32(frame, {1, h, w, c}).to(device), dtype), state,
         [&](const Tensor& out) {
           const std::vector<double> v = out.to_f64_vector();
           video_thwc->insert(video_thwc->end(), v.begin(), v.end());

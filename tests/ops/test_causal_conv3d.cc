@@ -2,7 +2,9 @@
 // stream cut into chunks of several sizes goes through the frame cache, with and without the fused norm
 // prologue, for the kernels the causal VAEs use (3x3x3, time-only 3x1x1, 1x1x1, per-frame 2D 3x3), channel
 // counts that are and are not multiples of 4, with zero and with edge-replicating (HunyuanVideo-1.5)
-// padding. CUDA runs in a poisoning context (frame_test_util.h).
+// padding. CUDA runs in a poisoning context (frame_test_util.h). bf16 activations (CUDA only) against the
+// same float64 convolution of the bf16-rounded input: cuDNN's bf16 path where both channel counts are
+// multiples of 8, float32 (output float32) where not.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "dattn/core/error.h"
+#include "dattn/ops/combine.h"
 #include "dattn/ops/conv.h"
 #include "ops/frame_test_util.h"
 
@@ -80,25 +83,35 @@ std::vector<double> reference(const ConvCase& c, const std::vector<double>& in, 
   return out;
 }
 
-void run(const ConvCase& c, Device device, ops::ConvMath math, double limit, std::uint32_t seed) {
-  SCOPED_TRACE(std::string(c.name) + " on " + std::string(device_name(device)) + (math == ops::ConvMath::TF32 ? " tf32" : " fp32"));
+void run(const ConvCase& c, Device device, ops::ConvMath math, double limit, std::uint32_t seed,
+         DType dtype = DType::F32) {
+  SCOPED_TRACE(std::string(c.name) + " on " + std::string(device_name(device)) +
+               (dtype == DType::BF16          ? " bf16"
+                : math == ops::ConvMath::TF32 ? " tf32"
+                                              : " fp32"));
   std::mt19937 rng(seed);
   const Shape wshape = c.conv2d ? Shape{c.cout, c.cin, c.k, c.k} : Shape{c.cout, c.cin, c.kt, c.k, c.k};
   const Tensor w = random_f32(wshape, rng, 0.3f), b = random_f32({c.cout}, rng);
   const Tensor gain = random_f32({c.cin}, rng);
   int frames = 0;
   for (int n : c.chunks) frames += n;
-  const Tensor x = random_f32({frames, c.h, c.w, c.cin}, rng);
+  // bf16: the input rounded once here, so the reference convolves exactly what the op receives.
+  const Tensor x = random_f32({frames, c.h, c.w, c.cin}, rng).to(dtype).to(DType::F32);
 
   const FrameOpDevice dev(device);
-  const ops::CausalConv3d conv(w, b, device, math, c.pad);
+  const ops::CausalConv3d conv(w, b, device, math, c.pad, dtype);
+  const bool bf16_path = dtype == DType::BF16 && c.cin % 8 == 0 && c.cout % 8 == 0;
+  EXPECT_EQ(conv.out_dtype(), bf16_path ? DType::BF16 : DType::F32);
   ops::CausalConvCache cache;
   std::vector<float> got;
   int t0 = 0;
   for (int n : c.chunks) {
-    const Tensor y = conv.forward(dev.put(x.narrow0(t0, n)), &cache, c.norm ? dev.put(gain) : Tensor());
+    const Tensor chunk = dev.put(x.narrow0(t0, n));
+    const Tensor y =
+        conv.forward(dtype == DType::F32 ? chunk : ops::cast(chunk, dtype), &cache, c.norm ? dev.put(gain) : Tensor());
     ASSERT_EQ(y.shape(), (Shape{n, c.h, c.w, c.cout}));
     ASSERT_EQ(y.device(), device);
+    ASSERT_EQ(y.dtype(), conv.out_dtype());
     const std::vector<float> v = y.to_f32_vector();
     got.insert(got.end(), v.begin(), v.end());
     t0 += n;
@@ -106,6 +119,7 @@ void run(const ConvCase& c, Device device, ops::ConvMath math, double limit, std
       ASSERT_TRUE(cache.tail.defined());
       const int kept = c.pad == ops::CausalPad::Replicate ? c.kt - 1 : std::min(c.kt - 1, t0);
       EXPECT_EQ(cache.tail.dim(0), kept) << "the cache keeps the stream's last kt - 1 frames";
+      EXPECT_EQ(cache.tail.dtype(), conv.out_dtype()) << "the cache holds the compute dtype";
     }
   }
   const std::vector<double> in = prologue(x.to_f64_vector(), gain.to_f64_vector(), c.cin, c.norm);
@@ -144,6 +158,51 @@ TEST(CausalConv3d, MatchesFloat64OnCuda) {
     run(c, Device::CUDA, ops::ConvMath::FP32, 1e-5, seed);
     run(c, Device::CUDA, ops::ConvMath::TF32, 5e-3, seed++);
   }
+}
+
+// Channel counts in multiples of 8: the bf16 cuDNN path (the cases above mostly take the float32 one).
+const std::vector<ConvCase>& bf16_cases() {
+  static const std::vector<ConvCase> all = {
+      {"bf16 3x3x3 chunks 1,2,1", 8, 16, 3, 3, false, 4, 6, {1, 2, 1}, false},
+      {"bf16 3x3x3 norm prologue", 16, 8, 3, 3, false, 5, 3, {1, 1, 2}, true},
+      {"bf16 time conv 3x1x1", 16, 32, 3, 1, false, 3, 4, {1, 3, 1}, false},
+      {"bf16 pointwise 1x1x1", 24, 16, 1, 1, false, 4, 4, {2, 1}, false},
+      {"bf16 2D 3x3 per frame", 8, 8, 1, 3, true, 7, 5, {1, 2}, false},
+      {"bf16 3x3x3 to 12 (float32 path)", 16, 12, 3, 3, false, 4, 5, {2, 1}, true},
+      {"bf16 replicate 3x3x3 chunks 1,2,1", 8, 16, 3, 3, false, 4, 6, {1, 2, 1}, false, ops::CausalPad::Replicate},
+      {"bf16 replicate norm, chunks 3,1", 16, 8, 3, 3, false, 5, 3, {3, 1}, true, ops::CausalPad::Replicate},
+      {"bf16 replicate on 1x1 frames", 8, 8, 3, 3, false, 1, 1, {2, 1}, false, ops::CausalPad::Replicate},
+      {"bf16 replicate to 3 (float32 path)", 16, 3, 3, 3, false, 4, 4, {1, 2}, true, ops::CausalPad::Replicate},
+  };
+  return all;
+}
+
+// bf16 activations against float64 on the bf16-rounded input: the weights rounded to bf16 (2^-9
+// relative at most, 1.1e-3 rms), the norm prologue's output rounded into the bf16 stream (the same
+// again), the float32 accumulation (negligible), the output rounded to bf16 and once more after the
+// float32 bias is added: four roundings of about 1.1e-3 rms each, ~2.3e-3 relative L2 together; limit
+// 1e-2 (an indexing or cache error gives 1e-1 and more). The cases whose channels are not multiples of 8
+// compute in float32 (TF32 math): within the TF32 bound.
+TEST(CausalConv3d, Bf16MatchesFloat64OnCuda) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  std::uint32_t seed = 100;
+  for (const ConvCase& c : cases()) run(c, Device::CUDA, ops::ConvMath::TF32, 1e-2, seed++, DType::BF16);
+  for (const ConvCase& c : bf16_cases()) run(c, Device::CUDA, ops::ConvMath::TF32, 1e-2, seed++, DType::BF16);
+}
+
+// bf16 is a CUDA activation dtype: the CPU convolution computes in fp32 only.
+TEST(CausalConv3d, Bf16OnCpuIsAClearError) {
+  std::mt19937 rng(4);
+  try {
+    ops::CausalConv3d(random_f32({8, 8, 3, 3, 3}, rng), Tensor(), Device::CPU, ops::ConvMath::FP32,
+                      ops::CausalPad::Zeros, DType::BF16);
+    FAIL() << "bf16 on the CPU was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("CUDA only"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ops::CausalConv3d(random_f32({8, 8, 3, 3, 3}, rng), Tensor(), Device::CPU, ops::ConvMath::FP32,
+                                 ops::CausalPad::Zeros, DType::F16),
+               UserError);
 }
 
 TEST(CausalConv3d, BadArgumentsAreClearErrors) {

@@ -30,7 +30,7 @@ namespace {
 
 struct GenerateOptions {
   std::string model, revision, prompt, negative_prompt, output, initial_latents, report;
-  std::string device = "auto", dtype = "auto", guidance;
+  std::string device = "auto", dtype = "auto", vae_dtype = "auto", guidance;
   std::int64_t height = 0, width = 0, num_frames = 0;
   int steps = 0, fps = 16;
   std::uint64_t seed = 0;
@@ -123,6 +123,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   options.device = device_from_option(o.device);
   require_usable_device(options.device);
   options.dtype = run_dtype_from_option(o.dtype, options.device);
+  options.vae_dtype = vae_dtype_from_option(o.vae_dtype);
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time
@@ -272,6 +273,10 @@ Command add_generate_command(CLI::App& root) {
                   "transformer run")
       ->capture_default_str();
   app->add_option("--dtype", o->dtype, "Transformer dtype: auto (bf16 on cuda, fp32 on cpu), fp32, bf16 or fp16")
+      ->capture_default_str();
+  app->add_option("--vae-dtype", o->vae_dtype,
+                  "VAE decoder activations: auto (bf16 when the run is bf16 on cuda, else fp32), fp32 or bf16 "
+                  "(cuda only)")
       ->capture_default_str();
   app->add_option("--guidance", o->guidance,
                   "Classifier-free guidance strategy: batched (conditional and unconditional as one batch-2 "

@@ -1,6 +1,7 @@
 #pragma once
 // The --dtype option of a model run (generate, transformer), checked: "auto" (bf16 on CUDA, fp32 on the
 // CPU: core/auto_choice.h), fp32, bf16 or fp16.
+#include <optional>
 #include <string>
 
 #include "dattn/core/auto_choice.h"
@@ -14,6 +15,16 @@ inline DType run_dtype_from_option(const std::string& text, Device device) {
   const auto d = parse_dtype(text);
   if (!d || (*d != DType::F32 && *d != DType::BF16 && *d != DType::F16))
     throw UserError("--dtype '" + text + "': expected auto, fp32, bf16 or fp16");
+  return *d;
+}
+
+// --vae-dtype (generate, serve): "auto" (nullopt: the pipeline's rule, bf16 for a bf16 run on CUDA, else
+// fp32; pipeline_vae_dtype), fp32 or bf16 (bf16 on CUDA only, checked when the pipeline is built).
+inline std::optional<DType> vae_dtype_from_option(const std::string& text) {
+  if (text == "auto") return std::nullopt;
+  const auto d = parse_dtype(text);
+  if (!d || (*d != DType::F32 && *d != DType::BF16))
+    throw UserError("--vae-dtype '" + text + "': expected auto, fp32 or bf16");
   return *d;
 }
 

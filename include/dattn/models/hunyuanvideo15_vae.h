@@ -75,12 +75,16 @@ class HunyuanVideo15Vae {
  public:
   // Reads `dir`/config.json and the decoder's weights (decoder.*) from `dir`. The encoder's tensors may be
   // present and are left unread; any other unexpected tensor is an error. `device` CUDA uploads the
-  // weights to the GPU (a UserError when this build has no CUDA or no GPU is visible); `dtype` must be F32.
+  // weights to the GPU (a UserError when this build has no CUDA or no GPU is visible). `dtype`: the
+  // decoder's activations, F32 (either device) or BF16 (CUDA only, as WanVae::load: bf16 activations,
+  // frame caches and convolution weights, float32 accumulation, norms and attention; the video float32).
+  // The CPU decoder is fp32 only: BF16 there is a UserError. `conv_math` applies to fp32 on CUDA.
   static HunyuanVideo15Vae load(const std::string& dir, Device device = Device::CPU, DType dtype = DType::F32,
                                 HunyuanVideo15VaeConvMath conv_math = HunyuanVideo15VaeConvMath::TF32);
 
   const HunyuanVideo15VaeConfig& config() const { return config_; }
   Device device() const { return device_; }
+  DType dtype() const { return dtype_; }
 
   // z [B, latent_channels, T, H, W] (any float dtype, on any device; already divided by scaling_factor)
   // -> video [B, out_channels, 1 + 4 (T - 1), 16 H, 16 W] float32 on the VAE's device, not clamped (as
@@ -102,6 +106,7 @@ class HunyuanVideo15Vae {
   HunyuanVideo15Vae();
   HunyuanVideo15VaeConfig config_;
   Device device_ = Device::CPU;
+  DType dtype_ = DType::F32;
   std::unique_ptr<hunyuanvideo15_vae::Decoder> decoder_;
 };
 

@@ -73,12 +73,17 @@ class WanVae {
   // Reads `dir`/config.json and the decoder's weights (decoder.* and post_quant_conv.*) from `dir`.
   // The encoder's tensors may be present and are left unread; any other unexpected tensor is an error.
   // `device` CUDA uploads the weights to the GPU (a UserError when this build has no CUDA or no GPU is
-  // visible); `dtype` must be F32 on either device; `conv_math` applies to CUDA only.
+  // visible). `dtype`: the decoder's activations, F32 (either device) or BF16 (CUDA only: activations,
+  // frame caches and convolution weights in bf16, converted on the GPU at load; cuDNN accumulates in
+  // float32, the norms and the mid-block attention compute in float32; the video stays float32). The CPU
+  // decoder is fp32 only (its im2col + sgemm convolutions have no bf16 path): BF16 there is a UserError.
+  // `conv_math` applies to fp32 on CUDA only.
   static WanVae load(const std::string& dir, Device device = Device::CPU, DType dtype = DType::F32,
                      WanVaeConvMath conv_math = WanVaeConvMath::TF32);
 
   const WanVaeConfig& config() const { return config_; }
   Device device() const { return device_; }
+  DType dtype() const { return dtype_; }
 
   // z [B, z_dim, T, H, W] (any float dtype, on any device) -> video [B, video_channels, T', H', W'] in
   // float32 on the VAE's device, clamped to [-1, 1] as diffusers' decode does. No de-normalisation (see
@@ -103,6 +108,7 @@ class WanVae {
   WanVae();
   WanVaeConfig config_;
   Device device_ = Device::CPU;
+  DType dtype_ = DType::F32;
   std::unique_ptr<wan_vae::Decoder> decoder_;
 };
 

@@ -1,6 +1,8 @@
 #pragma once
 // Resampling and output steps of the causal video VAEs on channels-last frames [T, H, W, C] float32
-// (see conv.h for why channels-last), on the CPU or CUDA.
+// (see conv.h for why channels-last), on the CPU or CUDA; on CUDA the frames may also be bfloat16 (the
+// bf16 decode: arithmetic in float32, each result rounded once; the tensors of one call share a dtype,
+// except write_unpatchified_frames' video, always float32). Results have the input's dtype.
 #include <cstdint>
 
 #include "dattn/core/tensor.h"

@@ -2,6 +2,8 @@
 // Normalisations over the last dimension, computed in float32 (statistics accumulated in double on the
 // CPU) whatever the storage dtype, as diffusers' FP32LayerNorm and torch.nn.RMSNorm do. The result has
 // x's shape, device and dtype.
+#include <optional>
+
 #include "dattn/core/tensor.h"
 #include "dattn/ops/row_window.h"
 
@@ -28,7 +30,10 @@ void rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight,
 
 // F.normalize over the last dimension times a gain, then SiLU when `silu`: the channel norm of the causal
 // video VAEs on channels-last frames (diffusers' WanRMS_norm is this with gain = sqrt(C) * gamma):
-// y = x / max(||x||_2, 1e-12) * gain. x and gain ([D]) float32 on one device; a NaN stays NaN.
-Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu);
+// y = x / max(||x||_2, 1e-12) * gain. x and gain ([D]) on one device, gain float32, x float32 (or
+// bfloat16 on CUDA: computed in float32); y of `out_dtype` (x's when not given; CUDA: fp32 or bf16, the
+// CPU: fp32). A NaN stays NaN.
+Tensor normalize_channels(const Tensor& x, const Tensor& gain, bool silu,
+                          std::optional<DType> out_dtype = std::nullopt);
 
 }  // namespace dattn::ops

@@ -44,7 +44,14 @@ struct PipelineOptions {
   Residency residency = Residency::PerStage;
   // Classifier-free guidance strategy; the family's measured-faster default when not given.
   std::optional<GuidanceMode> guidance;
+  // The VAE decoder's activations (fp32, or bf16 on CUDA); when not given, pipeline_vae_dtype's rule.
+  std::optional<DType> vae_dtype;
 };
+
+// The dtype the pipeline's VAE decodes in: options.vae_dtype when given, else bf16 for a bf16 run on
+// CUDA (bf16 activations, float32 accumulation: see WanVae::load) and fp32 otherwise (every CPU run, and
+// fp32 or fp16 runs on CUDA). A UserError when the given one is not fp32 or bf16, or bf16 on the CPU.
+DType pipeline_vae_dtype(const PipelineOptions& options);
 
 struct GenerationRequest {
   std::string prompt;

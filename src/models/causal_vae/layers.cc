@@ -2,22 +2,39 @@
 #include "models/causal_vae/layers.h"
 
 #include <cmath>
+#include <string>
 
+#include "dattn/core/error.h"
+
+#include "dattn/ops/combine.h"
 #include "dattn/ops/elementwise.h"
 #include "dattn/ops/norm.h"
 
 namespace dattn::causal_vae {
 
+void require_vae_dtype(const std::string& model, Device device, DType dtype) {
+  if (dtype == DType::F32 || (dtype == DType::BF16 && device == Device::CUDA)) return;
+  if (dtype == DType::BF16)
+    throw UserError(model + ": dtype bf16 on " + std::string(device_name(device)) +
+                    ": the CPU decoder computes in fp32 only (bf16 decodes run on cuda); use fp32 for the VAE");
+  throw UserError(model + ": dtype " + std::string(dtype_name(dtype)) +
+                  " is not supported: the decoder runs in fp32 (cpu, cuda) or bf16 (cuda)");
+}
+
 Conv::Conv(LayerInit& init, const std::string& name, int cin, int cout, int kt, int k, bool conv2d) {
   const Shape shape = conv2d ? Shape{cout, cin, k, k} : Shape{cout, cin, kt, k, k};
   const Tensor weight = init.store.take(name + ".weight", DType::F32, Device::CPU, shape);
   const Tensor bias = init.store.take(name + ".bias", DType::F32, Device::CPU, {cout});
-  op_ = ops::CausalConv3d(weight, bias, init.device, init.math, init.pad);
+  op_ = ops::CausalConv3d(weight, bias, init.device, init.math, init.pad, init.dtype);
   if (kt > 1) slot_ = init.slots.take();
 }
 
-Tensor Conv::forward(const Tensor& x, FrameCache& cache, const Tensor& norm_gain) const {
+Tensor Conv::forward_unrounded(const Tensor& x, FrameCache& cache, const Tensor& norm_gain) const {
   return op_.forward(x, slot_ >= 0 ? &cache.convs[slot_] : nullptr, norm_gain);
+}
+
+Tensor Conv::forward(const Tensor& x, FrameCache& cache, const Tensor& norm_gain) const {
+  return ops::cast(forward_unrounded(x, cache, norm_gain), op_.dtype());  // the same tensor when no cast is due
 }
 
 RmsNorm::RmsNorm(LayerInit& init, const std::string& name, int dim, bool images) {

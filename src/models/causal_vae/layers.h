@@ -15,6 +15,10 @@
 
 namespace dattn::causal_vae {
 
+// The dtypes a causal VAE decoder runs in: F32 on either device, BF16 on CUDA. A UserError naming `model`
+// otherwise (the CPU decoder has no bf16 path: its im2col + sgemm convolutions compute in fp32).
+void require_vae_dtype(const std::string& model, Device device, DType dtype);
+
 struct FrameCache {
   std::vector<ops::CausalConvCache> convs;  // per slot: the causal convolution's tail
   std::vector<bool> started;                // per slot: whether a chunk went through (an upsampler's first-frame mark)
@@ -29,7 +33,8 @@ struct SlotCounter {
 
 // What every layer constructor needs: the checkpoint, where the weights go, the convolutions' math, the
 // slot counter, and the family's causal convolution: its padding, and the submodule that holds its
-// nn.Conv3d ("" for Wan, whose WanCausalConv3d is one; ".conv" for HunyuanVideo15CausalConv3d).
+// nn.Conv3d ("" for Wan, whose WanCausalConv3d is one; ".conv" for HunyuanVideo15CausalConv3d), and the
+// activations' dtype (F32, or BF16 on CUDA).
 struct LayerInit {
   WeightStore& store;
   Device device;
@@ -37,6 +42,7 @@ struct LayerInit {
   SlotCounter& slots;
   ops::CausalPad pad = ops::CausalPad::Zeros;
   std::string causal_conv_suffix;
+  DType dtype = DType::F32;
 };
 
 // A checkpoint convolution with kernel (kt, k, k) whose weight and bias are `name`.weight / .bias:
@@ -46,7 +52,12 @@ class Conv {
  public:
   Conv(LayerInit& init, const std::string& name, int cin, int cout, int kt, int k, bool conv2d = false);
   // With `norm_gain` the convolution reads SiLU(normalize_channels(x, norm_gain)) (see ops::CausalConv3d).
+  // The result has the activations' dtype (a bf16 decoder's convolution that computes in float32, its
+  // channels not multiples of 8, is rounded to bf16 after it).
   Tensor forward(const Tensor& x, FrameCache& cache, const Tensor& norm_gain = Tensor()) const;
+  // The same in the convolution's compute dtype, unrounded: a decoder's conv_out, whose output goes to the
+  // float32 video.
+  Tensor forward_unrounded(const Tensor& x, FrameCache& cache, const Tensor& norm_gain = Tensor()) const;
   int cout() const { return op_.cout(); }
 
  private:

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dattn/ops/combine.h"
 #include "dattn/ops/elementwise.h"
 #include "dattn/ops/linear.h"
 #include "dattn/ops/softmax.h"
@@ -39,7 +40,10 @@ KeyValueCache AttentionBlock::new_cache(std::int64_t frames, std::int64_t pixels
 }
 
 Tensor AttentionBlock::forward(const Tensor& x, KeyValueCache& cache, std::int64_t score_bytes) const {
-  const Tensor normed = norm_.forward(x, /*silu=*/false);
+  // float32 throughout, whatever the activations' dtype (a bf16 decode's x is converted here, and the sum
+  // with it rounded back once at the end): at the latent resolution this block is a small part of a decode.
+  const Tensor xf = ops::cast(x, DType::F32);  // x itself when it is float32
+  const Tensor normed = norm_.forward(xf, /*silu=*/false);
   const std::int64_t frames = x.dim(0), pixels = x.dim(1) * x.dim(2), d = dim_;
   if (!cache.keys.defined() || (cache.frames + frames) * pixels > cache.keys.dim(0))
     throw std::logic_error("HunyuanVideo-1.5 VAE attention: " + std::to_string(frames) + " more frames of " +
@@ -64,7 +68,7 @@ Tensor AttentionBlock::forward(const Tensor& x, KeyValueCache& cache, std::int64
     }
     out.narrow0(f, 1).copy_from(ops::linear(o, wo_, bo_).reshape({1, x.dim(1), x.dim(2), d}));
   }
-  return ops::add(out, x);
+  return ops::add(out, xf, x.dtype());
 }
 
 }  // namespace dattn::hunyuanvideo15_vae

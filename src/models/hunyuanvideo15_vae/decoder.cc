@@ -6,15 +6,15 @@
 namespace dattn::hunyuanvideo15_vae {
 namespace {
 
-LayerInit family_init(WeightStore& store, Device device, ops::ConvMath math, SlotCounter& slots) {
+LayerInit family_init(WeightStore& store, Device device, ops::ConvMath math, SlotCounter& slots, DType dtype) {
   // HunyuanVideo15CausalConv3d pads by replication and holds its nn.Conv3d as `.conv`.
-  return LayerInit{store, device, math, slots, ops::CausalPad::Replicate, ".conv"};
+  return LayerInit{store, device, math, slots, ops::CausalPad::Replicate, ".conv", dtype};
 }
 
 }  // namespace
 
-Decoder::Decoder(WeightStore& store, const HunyuanVideo15VaeConfig& c, Device device, ops::ConvMath math)
-    : Decoder(family_init(store, device, math, counter_), c) {}
+Decoder::Decoder(WeightStore& store, const HunyuanVideo15VaeConfig& c, Device device, ops::ConvMath math, DType dtype)
+    : Decoder(family_init(store, device, math, counter_, dtype), c) {}
 
 Decoder::Decoder(LayerInit init, const HunyuanVideo15VaeConfig& c)
     : conv_in_(init, "decoder.conv_in.conv", c.latent_channels, c.decoder_channels()[0], 3, 3),
@@ -59,7 +59,7 @@ void Decoder::forward(const Tensor& z, DecodeState& state, const std::function<v
 void Decoder::run_stage(std::size_t stage, const Tensor& x, DecodeState& state,
                         const std::function<void(const Tensor&)>& emit, const Observer& observe) const {
   if (stage == up_blocks_.size()) {
-    emit(conv_out_.forward(x, state.frames, norm_out_.gain()));  // conv_out(SiLU(norm_out(x)))
+    emit(conv_out_.forward_unrounded(x, state.frames, norm_out_.gain()));  // conv_out(SiLU(norm_out(x)))
     return;
   }
   const Tensor h = up_blocks_[stage].forward(x, state.frames);

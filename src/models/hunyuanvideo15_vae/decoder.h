@@ -19,8 +19,8 @@ struct DecodeState {
 
 class Decoder {
  public:
-  // Takes decoder.* from `store`, placing them on `device`.
-  Decoder(WeightStore& store, const HunyuanVideo15VaeConfig& config, Device device, ops::ConvMath math);
+  // Takes decoder.* from `store`, placing them on `device`; activations of `dtype`.
+  Decoder(WeightStore& store, const HunyuanVideo15VaeConfig& config, Device device, ops::ConvMath math, DType dtype);
 
   // The state of a decode of `latent_frames` latent frames of h x w.
   DecodeState new_state(std::int64_t latent_frames, std::int64_t h, std::int64_t w) const;
@@ -29,7 +29,7 @@ class Decoder {
   // this call, channels-last, in time order over the calls.
   using Observer = std::function<void(const std::string& name, const Tensor& frames)>;
 
-  // One latent frame [1, H, W, latent_channels] (the next of the video) on the decoder's device; `emit`
+  // One latent frame [1, H, W, latent_channels] (the next of the video) of the decoder's dtype on its device; `emit`
   // receives its decoded frames [n, 16 H, 16 W, out_channels] in time order.
   //
   // Depth first: a latent frame goes through the middle, then every frame an up block produces goes on

@@ -9,6 +9,7 @@
 #include "dattn/core/error.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/models/hunyuanvideo15_vae.h"
+#include "dattn/ops/combine.h"
 #include "dattn/ops/frames.h"
 #include "models/causal_vae/unused_tensors.h"
 #include "models/hunyuanvideo15_vae/decoder.h"
@@ -22,18 +23,17 @@ HunyuanVideo15Vae& HunyuanVideo15Vae::operator=(HunyuanVideo15Vae&&) noexcept = 
 
 HunyuanVideo15Vae HunyuanVideo15Vae::load(const std::string& dir, Device device, DType dtype,
                                           HunyuanVideo15VaeConvMath conv_math) {
-  if (dtype != DType::F32)
-    throw UserError("HunyuanVideo-1.5 VAE: dtype " + std::string(dtype_name(dtype)) +
-                    " is not supported; the decoder computes in fp32 on the CPU and on CUDA (use fp32 for the VAE)");
+  causal_vae::require_vae_dtype("HunyuanVideo-1.5 VAE", device, dtype);
   if (device == Device::CUDA && cuda_device_count() == 0)
     throw UserError("HunyuanVideo-1.5 VAE: device cuda: no CUDA device is visible (" + cuda_device_summary() +
                     "); use --device cpu");
   HunyuanVideo15Vae vae;
   vae.config_ = HunyuanVideo15VaeConfig::from_json(read_component_config(dir), dir + "/config.json");
   vae.device_ = device;
+  vae.dtype_ = dtype;
   WeightStore store(dir);
   const ops::ConvMath math = conv_math == HunyuanVideo15VaeConvMath::TF32 ? ops::ConvMath::TF32 : ops::ConvMath::FP32;
-  vae.decoder_ = std::make_unique<hunyuanvideo15_vae::Decoder>(store, vae.config_, device, math);
+  vae.decoder_ = std::make_unique<hunyuanvideo15_vae::Decoder>(store, vae.config_, device, math, dtype);
   causal_vae::require_only_ignored_unused(store, {"encoder."}, "HunyuanVideo-1.5 VAE decoder");
   return vae;
 }
@@ -53,7 +53,7 @@ Tensor HunyuanVideo15Vae::decode(const Tensor& z) const {
     for (std::int64_t t = 0; t < t_lat; ++t) {
       for (std::int64_t c = 0; c < zc; ++c)
         for (std::int64_t p = 0; p < h * w; ++p) frame[p * zc + c] = zv[((b * zc + c) * t_lat + t) * h * w + p];
-      const Tensor chunk = Tensor::from_f32(frame, {1, h, w, zc}).to(device_);
+      const Tensor chunk = ops::cast(Tensor::from_f32(frame, {1, h, w, zc}).to(device_), dtype_);
       decoder_->forward(chunk, state, [&](const Tensor& out) {
         if (t_out + out.dim(0) > video_shape[2])
           throw std::logic_error("HunyuanVideo-1.5 VAE decode: chunk " + out.describe() + " does not fit " +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dattn/ops/combine.h"
 #include "dattn/ops/elementwise.h"
 #include "dattn/ops/linear.h"
 #include "dattn/ops/softmax.h"
@@ -40,7 +41,10 @@ AttentionBlock::AttentionBlock(LayerInit& init, const std::string& name, int dim
 }
 
 Tensor AttentionBlock::forward(const Tensor& x, std::int64_t score_bytes) const {
-  const Tensor normed = norm_.forward(x, /*silu=*/false);
+  // float32 throughout, whatever the activations' dtype (a bf16 decode's x is converted here, and the sum
+  // with it rounded back once at the end): at the latent resolution this block is a small part of a decode.
+  const Tensor xf = ops::cast(x, DType::F32);  // x itself when it is float32
+  const Tensor normed = norm_.forward(xf, /*silu=*/false);
   const std::int64_t frames = x.dim(0), pixels = x.dim(1) * x.dim(2), d = dim_;
   const std::int64_t block = std::clamp<std::int64_t>(score_bytes / (pixels * 4), 1, pixels);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -65,7 +69,7 @@ Tensor AttentionBlock::forward(const Tensor& x, std::int64_t score_bytes) const 
     else
       out.narrow0(f, 1).copy_from(projected);
   }
-  return ops::add(out, x);
+  return ops::add(out, xf, x.dtype());
 }
 
 }  // namespace dattn::wan_vae

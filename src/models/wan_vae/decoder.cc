@@ -9,8 +9,8 @@ std::vector<int> decoder_dims(const WanVaeConfig& c) {
 }
 
 // counter_ is constructed (first of the members) before any layer takes a slot from it.
-Decoder::Decoder(WeightStore& store, const WanVaeConfig& c, Device device, ops::ConvMath math)
-    : Decoder(LayerInit{store, device, math, counter_, ops::CausalPad::Zeros, ""}, c) {}
+Decoder::Decoder(WeightStore& store, const WanVaeConfig& c, Device device, ops::ConvMath math, DType dtype)
+    : Decoder(LayerInit{store, device, math, counter_, ops::CausalPad::Zeros, "", dtype}, c) {}
 
 Decoder::Decoder(LayerInit init, const WanVaeConfig& c)
     : post_quant_conv_(init, "post_quant_conv", c.z_dim, c.z_dim, 1, 1),
@@ -45,7 +45,7 @@ void Decoder::forward(const Tensor& z, FrameCache& cache, bool first_chunk,
 void Decoder::run_stage(std::size_t stage, const Tensor& x, FrameCache& cache, bool first_chunk,
                         const std::function<void(const Tensor&)>& emit) const {
   if (stage == up_blocks_.size()) {
-    emit(conv_out_.forward(x, cache, norm_out_.gain()));  // conv_out(SiLU(norm_out(x)))
+    emit(conv_out_.forward_unrounded(x, cache, norm_out_.gain()));  // conv_out(SiLU(norm_out(x)))
     return;
   }
   const Tensor h = up_blocks_[stage].forward(x, cache, first_chunk);

@@ -16,12 +16,12 @@ std::vector<int> decoder_dims(const WanVaeConfig& config);
 
 class Decoder {
  public:
-  // Takes decoder.* and post_quant_conv.* from `store`, placing them on `device`.
-  Decoder(WeightStore& store, const WanVaeConfig& config, Device device, ops::ConvMath math);
+  // Takes decoder.* and post_quant_conv.* from `store`, placing them on `device`; activations of `dtype`.
+  Decoder(WeightStore& store, const WanVaeConfig& config, Device device, ops::ConvMath math, DType dtype);
 
   FrameCache new_cache() const { return FrameCache(slots_); }
 
-  // One latent frame [1, H, W, z_dim] on the decoder's device; `emit` receives its decoded frames
+  // One latent frame [1, H, W, z_dim] of the decoder's dtype on its device; `emit` receives its decoded frames
   // [n, H', W', out_channels] in time order. `first_chunk`: the video's first latent frame.
   //
   // Depth first: a latent frame goes through the middle, then every frame an up block produces goes on

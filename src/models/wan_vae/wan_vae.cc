@@ -8,6 +8,7 @@
 #include "dattn/io/weight_store.h"
 #include "dattn/core/device.h"
 #include "dattn/core/device_memory.h"
+#include "dattn/ops/combine.h"
 #include "dattn/ops/frames.h"
 #include "models/causal_vae/unused_tensors.h"
 #include "models/wan_vae/decoder.h"
@@ -20,17 +21,16 @@ WanVae::WanVae(WanVae&&) noexcept = default;
 WanVae& WanVae::operator=(WanVae&&) noexcept = default;
 
 WanVae WanVae::load(const std::string& dir, Device device, DType dtype, WanVaeConvMath conv_math) {
-  if (dtype != DType::F32)
-    throw UserError("Wan VAE: dtype " + std::string(dtype_name(dtype)) + " is not supported; the decoder computes in " +
-                    "fp32 on the CPU and on CUDA (use --dtype fp32 for the VAE)");
+  causal_vae::require_vae_dtype("Wan VAE", device, dtype);
   if (device == Device::CUDA && cuda_device_count() == 0)
     throw UserError("Wan VAE: device cuda: no CUDA device is visible (" + cuda_device_summary() + "); use --device cpu");
   WanVae vae;
   vae.config_ = WanVaeConfig::from_json(read_component_config(dir), dir + "/config.json");
   vae.device_ = device;
+  vae.dtype_ = dtype;
   WeightStore store(dir);
   vae.decoder_ = std::make_unique<wan_vae::Decoder>(
-      store, vae.config_, device, conv_math == WanVaeConvMath::TF32 ? ops::ConvMath::TF32 : ops::ConvMath::FP32);
+      store, vae.config_, device, conv_math == WanVaeConvMath::TF32 ? ops::ConvMath::TF32 : ops::ConvMath::FP32, dtype);
   causal_vae::require_only_ignored_unused(store, {"encoder.", "quant_conv."}, "Wan VAE decoder");
   return vae;
 }
@@ -50,7 +50,7 @@ Tensor WanVae::decode(const Tensor& z) const {
     for (std::int64_t t = 0; t < t_lat; ++t) {
       for (std::int64_t c = 0; c < zc; ++c)
         for (std::int64_t p = 0; p < h * w; ++p) frame[p * zc + c] = zv[((b * zc + c) * t_lat + t) * h * w + p];
-      const Tensor chunk = Tensor::from_f32(frame, {1, h, w, zc}).to(device_);
+      const Tensor chunk = ops::cast(Tensor::from_f32(frame, {1, h, w, zc}).to(device_), dtype_);
       decoder_->forward(chunk, cache, /*first_chunk=*/t == 0, [&](const Tensor& out) {
         if (t_out + out.dim(0) > video_shape[2])
           throw std::logic_error("Wan VAE decode: chunk " + out.describe() + " does not fit " + video.describe());

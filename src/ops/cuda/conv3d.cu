@@ -1,6 +1,7 @@
 // The causal convolutions of ops::CausalConv3d through cuDNN's convolution API (legacy descriptors, 5-D
-// NDHWC float32 tensors). A VAE decode runs the same few dozen geometries for every latent frame, so the
-// descriptors and the algorithm are made once per geometry and cached (plan once, run many).
+// NDHWC float32 tensors, or bfloat16 ones with a float32 compute type). A VAE decode runs the same few
+// dozen geometries for every latent frame, so the descriptors and the algorithm are made once per
+// geometry and cached (plan once, run many).
 #include <cudnn.h>
 
 #include <map>
@@ -23,7 +24,9 @@ std::string describe(const ConvGeometry& g) {
   return "conv " + std::to_string(g.cin) + "->" + std::to_string(g.cout) + " kernel " + std::to_string(g.kt) + "x" +
          std::to_string(g.k) + "x" + std::to_string(g.k) + " over " + std::to_string(g.frames_in) + " frames of " +
          std::to_string(g.h) + "x" + std::to_string(g.w) + (g.prepadded ? " (prepadded)" : "") +
-         (g.tf32 ? " (tf32)" : " (fp32)");
+         (g.bf16   ? " (bf16)"
+          : g.tf32 ? " (tf32)"
+                   : " (fp32)");
 }
 
 void check(cudnnStatus_t s, const char* call, const ConvGeometry& g) {
@@ -32,8 +35,10 @@ void check(cudnnStatus_t s, const char* call, const ConvGeometry& g) {
 }
 #define DATTN_CUDNN(call, g) check((call), #call, (g))
 
-using Key = std::tuple<int, int, int, int, int, int, int, bool, bool>;
-Key key_of(const ConvGeometry& g) { return {g.frames_in, g.h, g.w, g.cin, g.cout, g.kt, g.k, g.tf32, g.prepadded}; }
+using Key = std::tuple<int, int, int, int, int, int, int, bool, bool, bool>;
+Key key_of(const ConvGeometry& g) {
+  return {g.frames_in, g.h, g.w, g.cin, g.cout, g.kt, g.k, g.tf32, g.prepadded, g.bf16};
+}
 
 struct Plan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
@@ -78,9 +83,9 @@ State& state() {
 }
 
 // Whether an algorithm result may be used: it ran (or the heuristic says it can) and uses TF32 only
-// where allowed.
+// where allowed (bf16 data: any math type, each accumulating in the float32 compute type).
 bool acceptable(const cudnnConvolutionFwdAlgoPerf_t& p, const ConvGeometry& g) {
-  return p.status == CUDNN_STATUS_SUCCESS && (g.tf32 || p.mathType == CUDNN_FMA_MATH);
+  return p.status == CUDNN_STATUS_SUCCESS && (g.bf16 || g.tf32 || p.mathType == CUDNN_FMA_MATH);
 }
 
 std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
@@ -91,17 +96,19 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
   DATTN_CUDNN(cudnnCreateConvolutionDescriptor(&p->conv), g);
   // Dimensions are given in N, C, D, H, W order; the NHWC format makes the memory layout N, D, H, W, C
   // (and K, T, R, S, C for the filter).
+  const cudnnDataType_t data = g.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
   const int border = g.prepadded ? g.k - 1 : 0;  // a prepadded input is larger by it, and needs no padding
   const int xdims[5] = {1, g.cin, g.frames_in, g.h + border, g.w + border};
-  DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->x, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, xdims), g);
+  DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->x, CUDNN_TENSOR_NHWC, data, 5, xdims), g);
   const int wdims[5] = {g.cout, g.cin, g.kt, g.k, g.k};
-  DATTN_CUDNN(cudnnSetFilterNdDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, 5, wdims), g);
+  DATTN_CUDNN(cudnnSetFilterNdDescriptor(p->w, data, CUDNN_TENSOR_NHWC, 5, wdims), g);
   const int ps = g.prepadded ? 0 : (g.k - 1) / 2;
   const int pad[3] = {0, ps, ps}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
   DATTN_CUDNN(cudnnSetConvolutionNdDescriptor(p->conv, 3, pad, stride, dilation, CUDNN_CROSS_CORRELATION,
                                               CUDNN_DATA_FLOAT),
               g);
-  DATTN_CUDNN(cudnnSetConvolutionMathType(p->conv, g.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), g);
+  // The compute type stays CUDNN_DATA_FLOAT for bf16 data (PSEUDO_BFLOAT16_CONFIG: float32 accumulation).
+  DATTN_CUDNN(cudnnSetConvolutionMathType(p->conv, g.bf16 || g.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH), g);
   int ydims[5] = {};
   DATTN_CUDNN(cudnnGetConvolutionNdForwardOutputDim(p->conv, p->x, p->w, 5, ydims), g);
   const int expected[5] = {1, g.cout, g.frames_in - g.kt + 1, g.h, g.w};
@@ -109,7 +116,7 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
     if (ydims[i] != expected[i])
       throw std::logic_error("conv3d: " + describe(g) + ": cuDNN output dimension " + std::to_string(i) + " is " +
                              std::to_string(ydims[i]) + ", expected " + std::to_string(expected[i]));
-  DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->y, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 5, ydims), g);
+  DATTN_CUDNN(cudnnSetTensorNdDescriptorEx(p->y, CUDNN_TENSOR_NHWC, data, 5, ydims), g);
 
   // The heuristic, not cudnnFind: on the H200 with cuDNN 9.14 only IMPLICIT_PRECOMP_GEMM takes these NDHWC
   // float32 3-D convolutions (cudnnFind measured nothing else), so timing runs would only cost time.
@@ -152,7 +159,7 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
 
 }  // namespace
 
-void conv3d(const ConvGeometry& g, const float* x, const float* weight, const float* bias, float* y) {
+void conv3d(const ConvGeometry& g, const void* x, const void* weight, const float* bias, void* y) {
   State& s = state();
   Plan* plan = nullptr;
   {
@@ -166,7 +173,8 @@ void conv3d(const ConvGeometry& g, const float* x, const float* weight, const fl
   DATTN_CUDNN(cudnnConvolutionForward(s.handle, &one, plan->x, x, plan->w, weight, plan->conv, plan->algo,
                                       workspace.get(), plan->workspace, &zero, plan->y, y),
               g);
-  if (bias) add_bias(y, bias, static_cast<i64>(g.frames_in - g.kt + 1) * g.h * g.w, g.cout);
+  if (bias)
+    add_bias(y, g.bf16 ? DType::BF16 : DType::F32, bias, static_cast<i64>(g.frames_in - g.kt + 1) * g.h * g.w, g.cout);
 }
 
 }  // namespace dattn::ops::cuda

@@ -9,46 +9,59 @@
 namespace dattn::ops::cuda {
 namespace {
 
-__global__ void bias_kernel(float* y, const float* bias, i64 n, int c) {
-  for (i64 i = i64{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += i64{gridDim.x} * blockDim.x) y[i] += bias[i % c];
+__global__ void bias_kernel(void* y, Elt e, const float* bias, i64 n, int c) {
+  for (i64 i = i64{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += i64{gridDim.x} * blockDim.x)
+    store1(y, e, i, load1(y, e, i) + bias[i % c]);
 }
 
-// dst pixel (y, x) of a frame padded by p reads src pixel (clamp(y - p), clamp(x - p)); kVec channels
-// (1 or 4) per thread, c % kVec == 0.
-template <int kVec>
-__global__ void pad_replicate_kernel(const float* src, float* dst, i64 frames, i64 h, i64 w, i64 c, int p) {
-  using V = std::conditional_t<kVec == 4, float4, float>;
-  const i64 cv = c / kVec, ph = h + 2 * p, pw = w + 2 * p;
+// dst pixel (y, x) of a frame padded by p reads src pixel (clamp(y - p), clamp(x - p)); one V (16, 4 or 2
+// bytes) per thread, a pixel's row of channels `row_units` Vs long.
+template <typename V>
+__global__ void pad_replicate_kernel(const V* src, V* dst, i64 frames, i64 h, i64 w, i64 row_units, int p) {
+  const i64 cv = row_units, ph = h + 2 * p, pw = w + 2 * p;
   const i64 n = frames * ph * pw * cv;
   for (i64 i = i64{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += i64{gridDim.x} * blockDim.x) {
     const i64 ch = i % cv, pix = i / cv, x = pix % pw, y = pix / pw % ph, f = pix / (pw * ph);
     const i64 sy = min(max(y - p, i64{0}), h - 1), sx = min(max(x - p, i64{0}), w - 1);
-    reinterpret_cast<V*>(dst)[i] = reinterpret_cast<const V*>(src)[((f * h + sy) * w + sx) * cv + ch];
+    dst[i] = src[((f * h + sy) * w + sx) * cv + ch];
   }
+}
+
+template <typename V>
+void launch_pad(const void* src, void* dst, i64 frames, i64 h, i64 w, i64 row_bytes, int p) {
+  constexpr int kThreads = 256;
+  const i64 units = row_bytes / static_cast<i64>(sizeof(V));
+  const i64 n = frames * (h + 2 * p) * (w + 2 * p) * units;
+  pad_replicate_kernel<V><<<grid_for(n, kThreads), kThreads, 0, current_stream()>>>(
+      static_cast<const V*>(src), static_cast<V*>(dst), frames, h, w, units, p);
 }
 
 }  // namespace
 
-void pad_frames_replicate(const float* src, float* dst, i64 frames, i64 h, i64 w, i64 c, int p) {
-  const i64 n = frames * (h + 2 * p) * (w + 2 * p) * c;
-  if (n == 0) return;
-  constexpr int kThreads = 256;
-  const cudaStream_t stream = current_stream();
-  const bool vec = c % 4 == 0 && reinterpret_cast<std::uintptr_t>(src) % 16 == 0 &&
-                   reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
-  if (vec)
-    pad_replicate_kernel<4><<<grid_for(n / 4, kThreads), kThreads, 0, stream>>>(src, dst, frames, h, w, c, p);
+void pad_frames_replicate(const void* src, void* dst, std::size_t elem_bytes, i64 frames, i64 h, i64 w, i64 c, int p) {
+  if (frames * (h + 2 * p) * (w + 2 * p) * c == 0) return;
+  // The widest unit that divides a pixel's row and both pointers' alignment: float4 for fp32 rows of
+  // c % 4 == 0 (as before) and bf16 rows of c % 8 == 0.
+  const i64 row = c * static_cast<i64>(elem_bytes);
+  const auto fits = [&](std::uintptr_t unit) {
+    return row % static_cast<i64>(unit) == 0 && reinterpret_cast<std::uintptr_t>(src) % unit == 0 &&
+           reinterpret_cast<std::uintptr_t>(dst) % unit == 0;
+  };
+  if (fits(16))
+    launch_pad<uint4>(src, dst, frames, h, w, row, p);
+  else if (fits(4))
+    launch_pad<std::uint32_t>(src, dst, frames, h, w, row, p);
   else
-    pad_replicate_kernel<1><<<grid_for(n, kThreads), kThreads, 0, stream>>>(src, dst, frames, h, w, c, p);
+    launch_pad<std::uint16_t>(src, dst, frames, h, w, row, p);
   check_launch("pad_frames_replicate");
 }
 
-void add_bias(float* y, const float* bias, i64 pixels, int c) {
+void add_bias(void* y, DType y_dtype, const float* bias, i64 pixels, int c) {
   const i64 n = pixels * c;
   if (n == 0) return;
   constexpr int kThreads = 256;
   const cudaStream_t stream = current_stream();
-  bias_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(y, bias, n, c);
+  bias_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(y, elt_of(y_dtype), bias, n, c);
   check_launch("conv3d bias");
 }
 

@@ -1,6 +1,6 @@
 // Resampling of channels-last frames: nearest 2x upsampling (which also splits a time conv's doubled
 // channels into frames) and the DupUp3D shortcut (ops/frames.h).
-#include <type_traits>
+#include <cstdint>
 
 #include "ops/cuda/frame_kernels.h"
 #include "ops/cuda/common.cuh"
@@ -8,22 +8,29 @@
 namespace dattn::ops::cuda {
 namespace {
 
-// Output frame t * parts + a, pixel (oy, ox), channel ch reads x[t, oy / 2, ox / 2, a * c + ch]; `vec`
-// elements (1 or 4) at a time, c % vec == 0.
-template <int kVec>
-__global__ void upsample2x_kernel(const float* x, float* y, i64 frames_in, i64 h, i64 w, i64 c, int parts) {
-  using V = std::conditional_t<kVec == 4, float4, float>;
-  const i64 cv = c / kVec, ow = 2 * w, oh = 2 * h;
+// Output frame t * parts + a, pixel (oy, ox), channel ch reads x[t, oy / 2, ox / 2, a * c + ch]; one V
+// (16, 4 or 2 bytes) at a time, a frame part's channels `cv` Vs long.
+template <typename V>
+__global__ void upsample2x_kernel(const V* x, V* y, i64 frames_in, i64 h, i64 w, i64 cv, int parts) {
+  const i64 ow = 2 * w, oh = 2 * h;
   const i64 n = frames_in * parts * oh * ow * cv;
   for (i64 i = i64{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += i64{gridDim.x} * blockDim.x) {
     const i64 ch = i % cv, pix = i / cv, ox = pix % ow, oy = pix / ow % oh, fo = pix / (ow * oh);
     const i64 t = fo / parts, a = fo % parts;
-    reinterpret_cast<V*>(y)[i] =
-        reinterpret_cast<const V*>(x)[((t * h + oy / 2) * w + ox / 2) * parts * cv + a * cv + ch];
+    y[i] = x[((t * h + oy / 2) * w + ox / 2) * parts * cv + a * cv + ch];
   }
 }
 
-__global__ void dup_up_kernel(float* out, const float* in, i64 t_out, i64 c_out, i64 h, i64 w, i64 c_in, int ft,
+template <typename V>
+void launch_upsample(const void* x, void* y, i64 frames_in, i64 h, i64 w, i64 part_bytes, int parts) {
+  constexpr int kThreads = 256;
+  const i64 cv = part_bytes / static_cast<i64>(sizeof(V));
+  const i64 n = frames_in * parts * 4 * h * w * cv;
+  upsample2x_kernel<V><<<grid_for(n, kThreads), kThreads, 0, current_stream()>>>(
+      static_cast<const V*>(x), static_cast<V*>(y), frames_in, h, w, cv, parts);
+}
+
+__global__ void dup_up_kernel(void* out, const void* in, Elt e, i64 t_out, i64 c_out, i64 h, i64 w, i64 c_in, int ft,
                               int fs, int drop) {
   const i64 oh = h * fs, ow = w * fs, repeats = c_out * ft * fs * fs / c_in;
   const i64 n = t_out * oh * ow * c_out;
@@ -31,32 +38,38 @@ __global__ void dup_up_kernel(float* out, const float* in, i64 t_out, i64 c_out,
     const i64 co = i % c_out, pix = i / c_out, ox = pix % ow, oy = pix / ow % oh, to = pix / (ow * oh) + drop;
     const i64 t = to / ft, a = to % ft, p = oy % fs, q = ox % fs;
     const i64 ci = (((co * ft + a) * fs + p) * fs + q) / repeats;
-    out[i] += in[((t * h + oy / fs) * w + ox / fs) * c_in + ci];
+    store1(out, e, i, load1(out, e, i) + load1(in, e, ((t * h + oy / fs) * w + ox / fs) * c_in + ci));
   }
 }
 
 }  // namespace
 
-void upsample_nearest2x(const float* x, float* y, i64 frames_in, i64 h, i64 w, i64 c, int parts) {
-  constexpr int kThreads = 256;
-  const cudaStream_t stream = current_stream();
-  const i64 n = frames_in * parts * 4 * h * w * c;
-  if (n == 0) return;
-  const bool vec = c % 4 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0 &&
-                   reinterpret_cast<std::uintptr_t>(y) % 16 == 0;
-  if (vec)
-    upsample2x_kernel<4><<<grid_for(n / 4, kThreads), kThreads, 0, stream>>>(x, y, frames_in, h, w, c, parts);
+void upsample_nearest2x(const void* x, void* y, std::size_t elem_bytes, i64 frames_in, i64 h, i64 w, i64 c, int parts) {
+  if (frames_in * parts * 4 * h * w * c == 0) return;
+  // The widest unit dividing a frame part's channels and both pointers' alignment (float4 for fp32 with
+  // c % 4 == 0, as before; 8 bf16).
+  const i64 part = c * static_cast<i64>(elem_bytes);
+  const auto fits = [&](std::uintptr_t unit) {
+    return part % static_cast<i64>(unit) == 0 && reinterpret_cast<std::uintptr_t>(x) % unit == 0 &&
+           reinterpret_cast<std::uintptr_t>(y) % unit == 0;
+  };
+  if (fits(16))
+    launch_upsample<uint4>(x, y, frames_in, h, w, part, parts);
+  else if (fits(4))
+    launch_upsample<std::uint32_t>(x, y, frames_in, h, w, part, parts);
   else
-    upsample2x_kernel<1><<<grid_for(n, kThreads), kThreads, 0, stream>>>(x, y, frames_in, h, w, c, parts);
+    launch_upsample<std::uint16_t>(x, y, frames_in, h, w, part, parts);
   check_launch("upsample_nearest2x");
 }
 
-void add_dup_up(float* out, const float* in, i64 t_out, i64 c_out, i64 h, i64 w, i64 c_in, int ft, int fs, int drop) {
+void add_dup_up(void* out, const void* in, DType dtype, i64 t_out, i64 c_out, i64 h, i64 w, i64 c_in, int ft, int fs,
+                int drop) {
   constexpr int kThreads = 256;
   const cudaStream_t stream = current_stream();
   const i64 n = t_out * h * fs * w * fs * c_out;
   if (n == 0) return;
-  dup_up_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(out, in, t_out, c_out, h, w, c_in, ft, fs, drop);
+  dup_up_kernel<<<grid_for(n, kThreads), kThreads, 0, stream>>>(out, in, elt_of(dtype), t_out, c_out, h, w, c_in, ft,
+                                                                fs, drop);
   check_launch("add_dup_up");
 }
 

@@ -45,9 +45,11 @@ class Hv15Pipeline final : public Pipeline {
       const Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
+    vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
     vae_ = ComponentSlot<HunyuanVideo15Vae>("vae", options.residency, [this] {
-      // float32 decode whatever the transformer's dtype; on CUDA the convolutions use TF32 as PyTorch's do.
-      return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, DType::F32));
+      // fp32 (on CUDA the convolutions use TF32 as PyTorch's do), or bf16 for a bf16 run on CUDA
+      // (pipeline_vae_dtype).
+      return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, vae_dtype_));
     });
     attention_ = resolutions();
     if (options_.residency == Residency::Resident) {
@@ -151,6 +153,7 @@ class Hv15Pipeline final : public Pipeline {
   ComponentSlot<hv15::TextEncoders> text_;
   ComponentSlot<HunyuanVideo15Transformer> transformer_;
   ComponentSlot<HunyuanVideo15Vae> vae_;
+  DType vae_dtype_ = DType::F32;
 };
 
 }  // namespace

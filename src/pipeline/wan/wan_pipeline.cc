@@ -55,10 +55,11 @@ class WanPipeline final : public Pipeline {
       WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps};
       return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
     });
+    vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
     vae_ = ComponentSlot<WanVae>("vae", options.residency, [this] {
-      // The VAE decodes in fp32 whatever the transformer's dtype (diffusers runs this VAE in fp32); on
-      // CUDA its convolutions use TF32 tensor cores, as PyTorch's do by default.
-      return std::make_unique<WanVae>(WanVae::load(info_.vae_dir, options_.device, DType::F32));
+      // fp32 (diffusers runs this VAE in fp32; on CUDA the convolutions use TF32 tensor cores, as
+      // PyTorch's do by default), or bf16 for a bf16 run on CUDA (pipeline_vae_dtype).
+      return std::make_unique<WanVae>(WanVae::load(info_.vae_dir, options_.device, vae_dtype_));
     });
     // The attention roles resolve (and an explicit backend that cannot run them fails) before any weight
     // is read: the blocks of a loaded transformer resolve the same way.
@@ -184,6 +185,7 @@ class WanPipeline final : public Pipeline {
   ComponentSlot<TextEncoder> text_encoder_;
   ComponentSlot<WanTransformer> transformer_;
   ComponentSlot<WanVae> vae_;
+  DType vae_dtype_ = DType::F32;
 };
 
 }  // namespace
