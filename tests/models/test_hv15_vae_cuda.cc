@@ -12,7 +12,9 @@
 // below the 1e-1 and more an indexing or cache error gives). bf16 activations: the Wan VAE's reasoning
 // (every stored activation, cache frame and convolution weight rounded to bf16, 1.1e-3 rms each, adding
 // as a random walk over the ~40 stored tensors of a decode): limit 2e-2 relative L2 and 0.1 max abs on
-// the video. NOT YET MEASURED on a GPU: the printed figures replace this estimate.
+// the video. Measured on the H200 (2026-12-01): the golden decode 1.48e-2 rel L2 (0.092 max abs) against
+// diffusers, 1.47e-2 against the fp32 decode, the released architecture 1.24e-2 (0.036), random weights
+// against the CPU 1.05e-2 (0.046): the max abs of the golden case is the closest to its limit.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
