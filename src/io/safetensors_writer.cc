@@ -33,8 +33,10 @@ void write_safetensors(const std::string& path, const std::vector<WrittenTensor>
       if (d < 0) fail(t.name, "negative dimension " + std::to_string(d));
       if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes)) fail(t.name, "size overflows");
     }
-    if (bytes != t.bytes.size())
-      fail(t.name, std::to_string(t.bytes.size()) + " bytes given, the shape and dtype need " + std::to_string(bytes));
+    if (t.data && !t.bytes.empty()) fail(t.name, "both a byte vector and a data pointer given");
+    const std::size_t given = t.data ? t.size : t.bytes.size();
+    if (bytes != given)
+      fail(t.name, std::to_string(given) + " bytes given, the shape and dtype need " + std::to_string(bytes));
     header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
@@ -48,8 +50,10 @@ void write_safetensors(const std::string& path, const std::vector<WrittenTensor>
   const std::uint64_t n = text.size();  // little-endian host, as the reader asserts
   out.write(reinterpret_cast<const char*>(&n), sizeof n);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const WrittenTensor& t : tensors)
-    out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+  for (const WrittenTensor& t : tensors) {
+    const char* src = t.data ? static_cast<const char*>(t.data) : reinterpret_cast<const char*>(t.bytes.data());
+    out.write(src, static_cast<std::streamsize>(t.data ? t.size : t.bytes.size()));
+  }
   out.close();
   if (!out) fail("", "write failed (disk full?)");
   file.commit();

@@ -21,26 +21,30 @@ FrameGeometry frame_geometry(const Tensor& frames, const std::string& path) {
 
 namespace {
 
+// The frames as host memory of their own dtype: the tensor itself when it is already there (no copy of
+// a 580 MB video), else a host copy.
+Tensor on_host(const Tensor& frames) { return frames.device() == Device::CPU ? frames : frames.to(Device::CPU); }
+
 template <class T>
-void require_finite_values(const std::vector<T>& v, const Shape& shape, const std::string& path) {
+void require_finite_values(const T* v, std::size_t n, const Shape& shape, const std::string& path) {
   std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < v.size(); ++i)
+  for (std::size_t i = 0; i < n; ++i)
     if (!std::isfinite(v[i]) && bad++ == 0) first = i;
   if (bad == 0) return;
   // Position of the first one in [F, H, W, 3] (a leading batch of 1 is folded away: F*H*W*3 elements).
   const std::int64_t w = shape[shape.size() - 2], h = shape[shape.size() - 3];
   const std::int64_t c = std::int64_t(first) % 3, x = std::int64_t(first) / 3 % w, y = std::int64_t(first) / 3 / w % h,
                      f = std::int64_t(first) / 3 / w / h;
-  throw NumericError(path + ": " + std::to_string(bad) + " of " + std::to_string(v.size()) +
+  throw NumericError(path + ": " + std::to_string(bad) + " of " + std::to_string(n) +
                      " frame values are NaN or Inf (the first at frame " + std::to_string(f) + ", row " +
                      std::to_string(y) + ", column " + std::to_string(x) + ", channel " + std::to_string(c) +
                      "); nothing written");
 }
 
 template <class T>
-std::vector<std::uint8_t> quantize(const std::vector<T>& v, const std::string& path) {
-  std::vector<std::uint8_t> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) {
+std::vector<std::uint8_t> quantize(const T* v, std::size_t n, const std::string& path) {
+  std::vector<std::uint8_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
     if (std::isnan(v[i]))  // require_finite ran first; this keeps quantize_frames safe on its own
       throw NumericError(path + ": frame value " + std::to_string(i) + " is NaN; nothing written");
     const T x = std::clamp(v[i], T(0), T(1)) * T(255);
@@ -52,13 +56,19 @@ std::vector<std::uint8_t> quantize(const std::vector<T>& v, const std::string& p
 }  // namespace
 
 void require_finite(const Tensor& frames, const std::string& path) {
-  if (frames.dtype() == DType::F64) return require_finite_values(frames.to_f64_vector(), frames.shape(), path);
-  require_finite_values(frames.to_f32_vector(), frames.shape(), path);
+  const Tensor h = on_host(frames);
+  const auto n = static_cast<std::size_t>(h.numel());
+  if (h.dtype() == DType::F64) return require_finite_values(h.data_as<double>(), n, h.shape(), path);
+  if (h.dtype() == DType::F32) return require_finite_values(h.data_as<float>(), n, h.shape(), path);
+  require_finite_values(h.to(DType::F32).data_as<float>(), n, h.shape(), path);
 }
 
 std::vector<std::uint8_t> quantize_frames(const Tensor& frames, const std::string& path) {
-  if (frames.dtype() == DType::F64) return quantize(frames.to_f64_vector(), path);
-  return quantize(frames.to_f32_vector(), path);
+  const Tensor h = on_host(frames);
+  const auto n = static_cast<std::size_t>(h.numel());
+  if (h.dtype() == DType::F64) return quantize(h.data_as<double>(), n, path);
+  if (h.dtype() == DType::F32) return quantize(h.data_as<float>(), n, path);
+  return quantize(h.to(DType::F32).data_as<float>(), n, path);
 }
 
 }  // namespace dattn::video_detail

@@ -4,7 +4,6 @@
 #include "dattn/io/video_writer.h"
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,11 +19,13 @@ namespace {
 
 using video_detail::FrameGeometry;
 
+// Written straight from the frames' host memory when they are float32 there (no copy).
 void write_float_frames(const std::string& path, const Tensor& frames, const FrameGeometry& g) {
-  const std::vector<float> values = frames.to_f32_vector();
+  Tensor host = frames.device() == Device::CPU ? frames : frames.to(Device::CPU);
+  if (host.dtype() != DType::F32) host = host.to(DType::F32);
   WrittenTensor t{"video", "F32", {g.frames, g.height, g.width, 3}, {}};
-  t.bytes.resize(values.size() * sizeof(float));
-  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  t.data = host.data();
+  t.size = static_cast<std::size_t>(host.numel()) * sizeof(float);
   write_safetensors(path, {t}, {{"format", "dattn video frames [F,H,W,3] RGB in [0,1]"}});  // replaces whole
 }
 
