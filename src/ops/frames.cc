@@ -1,5 +1,5 @@
-// Dispatch of the frame ops (upsample_nearest2x, add_dup_up, dcae_upsample, write_unpatchified_frames) and
-// softmax.
+// Dispatch of the frame ops (upsample_nearest2x, add_dup_up, dcae_upsample, write_unpatchified_frames,
+// video_to_rgb_frames) and softmax.
 #include "dattn/ops/frames.h"
 
 #include <string>
@@ -160,6 +160,28 @@ Tensor softmax(const Tensor& x, float scale) {
     }
   }
   detail::no_kernel(op, x.device());
+}
+
+Tensor video_to_rgb_frames(const Tensor& video) {
+  const StageScope timed("video_to_rgb_frames");
+  constexpr const char* op = "video_to_rgb_frames";
+  detail::require_f32(op, "video", video);
+  detail::require_ndim(op, "video", video, 5, "[1, C, F, H, W]");
+  if (video.dim(0) != 1) mismatch(op, "video " + video.describe() + ": expected one video (batch 1)");
+  switch (video.device()) {
+    case Device::CPU: return cpu::video_to_rgb_frames(video);
+    case Device::CUDA: {
+#ifdef DATTN_WITH_CUDA
+      const std::int64_t c = video.dim(1), f = video.dim(2), h = video.dim(3), w = video.dim(4);
+      Tensor frames = Tensor::empty({f, h, w, c}, DType::F32, Device::CUDA);
+      cuda::video_to_rgb_frames(video.data_as<float>(), frames.data_as<float>(), c, f * h * w);
+      return frames;
+#else
+      break;
+#endif
+    }
+  }
+  detail::no_kernel(op, video.device());
 }
 
 }  // namespace dattn::ops

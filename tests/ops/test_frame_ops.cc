@@ -4,6 +4,7 @@
 // diffusers' view + permute. NaN propagation is checked where the ops promise it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -127,6 +128,39 @@ TEST(FrameOps, WriteUnpatchifiedFramesUndoesDiffusersPatchify) {
     EXPECT_EQ(bad, 0);
     EXPECT_EQ(nan_seen, 1) << "a NaN is written as NaN, not clamped away";
     EXPECT_THROW(ops::write_unpatchified_frames(dev.put(chunk), 2, video, 0, frames - 1), UserError);  // past the end
+  }
+}
+
+// diffusers' postprocess: (x * 0.5 + 0.5) clamped to [0, 1], channels last; exact (the * 0.5 is), a NaN
+// stays NaN; an odd pixel count (no 8-wide shortcut can hide a tail error) and values beyond [-1, 1].
+TEST(FrameOps, VideoToRgbFramesIsDiffusersPostprocess) {
+  std::mt19937 rng(4);
+  const i64 c = 3, f = 3, h = 5, w = 7;
+  for (const Device d : frame_op_devices()) {
+    SCOPED_TRACE(device_name(d));
+    Tensor video = random_f32({1, c, f, h, w}, rng, 1.5f);
+    std::vector<float> v = video.to_f32_vector();
+    v[17] = std::numeric_limits<float>::quiet_NaN();
+    video = Tensor::from_f32(v, video.shape());
+    const FrameOpDevice dev(d);
+    const Tensor frames = ops::video_to_rgb_frames(dev.put(video));
+    ASSERT_EQ(frames.shape(), (Shape{f, h, w, c}));
+    EXPECT_EQ(frames.device(), d);
+    const std::vector<float> got = frames.to_f32_vector();
+    const i64 plane = f * h * w;
+    int bad = 0, nan_seen = 0;
+    for (i64 ch = 0; ch < c; ++ch)
+      for (i64 i = 0; i < plane; ++i) {
+        const float src = v[ch * plane + i], out = got[i * c + ch];
+        if (std::isnan(src)) {
+          nan_seen += std::isnan(out);
+          continue;
+        }
+        if (out != std::clamp(src * 0.5f + 0.5f, 0.0f, 1.0f)) ++bad;
+      }
+    EXPECT_EQ(bad, 0);
+    EXPECT_EQ(nan_seen, 1) << "a NaN is written as NaN, not clamped away";
+    EXPECT_THROW(ops::video_to_rgb_frames(dev.put(Tensor::zeros({2, c, f, h, w}, DType::F32))), UserError);  // batch 2
   }
 }
 

@@ -43,4 +43,10 @@ Tensor dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_
 void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0,
                                bool clamp = true);
 
+// The last step of a video pipeline (diffusers' VideoProcessor postprocess, output_type "np"): a decoded
+// video [1, C, F, H, W] float32 in [-1, 1] to frames [F, H, W, C] float32, (x * 0.5 + 0.5) clamped to
+// [0, 1] (a NaN stays NaN), on the video's device: on CUDA the permute runs there, and only the frames
+// travel to the host.
+Tensor video_to_rgb_frames(const Tensor& video);
+
 }  // namespace dattn::ops

@@ -48,6 +48,10 @@ void unpatchify_clamp(const void* chunk, DType chunk_dtype, float* video, std::i
                       std::int64_t w, int patch, std::int64_t channels, std::int64_t frames, std::int64_t b,
                       std::int64_t t0, bool clamp);
 
+// frames [f, h, w, c] = clamp(video[c, f, h, w] * 0.5 + 0.5, 0, 1) (NaN stays NaN), both float32
+// (ops::video_to_rgb_frames).
+void video_to_rgb_frames(const float* video, float* frames, std::int64_t c, std::int64_t pixels);
+
 // dst [frames, h + 2p, w + 2p, c] = src [frames, h, w, c] with p edge pixels repeated around each frame
 // (F.pad mode "replicate" in space). A copy: `elem_bytes` 4 (fp32) or 2 (bf16).
 void pad_frames_replicate(const void* src, void* dst, std::size_t elem_bytes, std::int64_t frames, std::int64_t h,

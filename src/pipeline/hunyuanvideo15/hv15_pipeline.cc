@@ -8,6 +8,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
+#include "dattn/ops/frames.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
@@ -103,7 +104,7 @@ class Hv15Pipeline final : public Pipeline {
       StageClock clock;
       const Tensor decoded = vae->decode(hunyuanvideo15_unscale_latents(latents.to(options_.device), vae->config()));
       pipeline::check_decoded_video(decoded);  // the latents were finite: NaN or Inf here is the VAE's
-      Tensor frames = pipeline::video_to_frames(decoded.to(Device::CPU));
+      Tensor frames = ops::video_to_rgb_frames(decoded).to(Device::CPU);
       times.emplace_back("vae decode", clock.ms());
       return frames;
     };

@@ -8,6 +8,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
+#include "dattn/ops/frames.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
@@ -157,7 +158,7 @@ class WanPipeline final : public Pipeline {
     const Tensor decoded = vae->decode(denormalize_latents(latents, vae->config()));
     // The latents were finite (the denoise loop checks every step): NaN or Inf here is the VAE's.
     pipeline::check_decoded_video(decoded);
-    Tensor frames = pipeline::video_to_frames(decoded.to(Device::CPU));
+    Tensor frames = ops::video_to_rgb_frames(decoded).to(Device::CPU);
     times.emplace_back("vae decode", clock.ms());
     return frames;
   }
