@@ -28,13 +28,30 @@ namespace {
 using i64 = std::int64_t;
 constexpr const char* kOp = "CausalConv3d";
 
-// [cout, cin, taps] -> [cout, taps, cin]: per output channel the taps of one input frame form one
-// contiguous block of GEMM depth, which is also cuDNN's NDHWC filter layout.
-std::vector<float> pack_weight(const std::vector<float>& w, i64 cout, i64 cin, i64 taps) {
-  std::vector<float> packed(w.size());
-  for (i64 o = 0; o < cout; ++o)
-    for (i64 i = 0; i < cin; ++i)
-      for (i64 t = 0; t < taps; ++t) packed[(o * taps + t) * cin + i] = w[(o * cin + i) * taps + t];
+// [cout, cin, taps] -> [cout, taps, cin] float32 on the host: per output channel the taps of one input
+// frame form one contiguous block of GEMM depth, which is also cuDNN's NDHWC filter layout. Written
+// straight into the result (a host float32 weight is read in place), one output channel per thread:
+// the VAE loads spent most of their time in copies of the weights and in this loop on one thread.
+Tensor pack_weight(const Tensor& weight, i64 cout, i64 cin, i64 kt, i64 k) {
+  const Tensor w = weight.device() == Device::CPU && weight.dtype() == DType::F32 ? weight
+                                                                                  : weight.to(Device::CPU).to(DType::F32);
+  const i64 taps = kt * k * k;
+  Tensor packed = Tensor::empty({cout, kt, k, k, cin}, DType::F32);
+  const float* src = w.data_as<float>();
+  float* dst = packed.data_as<float>();
+#pragma omp parallel for schedule(static) if (cout * cin * taps >= (i64{1} << 16))
+  for (i64 o = 0; o < cout; ++o) {
+    const float* from = src + o * cin * taps;
+    float* to = dst + o * taps * cin;
+    // 16 input channels at a time: each tap's 16 values are one cache line of the output, and the 16
+    // source rows (16 x taps floats) stay in L1 while the taps are walked.
+    constexpr i64 kBlock = 16;
+    for (i64 i0 = 0; i0 < cin; i0 += kBlock) {
+      const i64 i1 = std::min(cin, i0 + kBlock);
+      for (i64 t = 0; t < taps; ++t)
+        for (i64 i = i0; i < i1; ++i) to[t * cin + i] = from[i * taps + t];
+    }
+  }
   return packed;
 }
 
@@ -84,8 +101,7 @@ CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device devi
   }
   // cuDNN's bf16 NDHWC kernels want both channel counts in multiples of 8: others compute in float32.
   if (dtype == DType::BF16 && (cin_ % 8 != 0 || cout_ % 8 != 0)) compute_dtype_ = DType::F32;
-  const std::vector<float> packed = pack_weight(weight.to_f32_vector(), cout_, cin_, kt * k * k);
-  weight_ = Tensor::from_f32(packed, {cout_, kt_, k_, k_, cin_}).to(device);
+  weight_ = pack_weight(weight, cout_, cin_, kt, k).to(device);
   if (compute_dtype_ != DType::F32) weight_ = cast(weight_, compute_dtype_);  // rounded on the GPU
   bias_ = bias.defined() ? Tensor::from_f32(bias.to_f32_vector(), {cout_}).to(device)
                          : Tensor::zeros({cout_}, DType::F32, device);
