@@ -136,6 +136,20 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
   return tensor_from_safetensors(file, name, dtype).to(device);
 }
 
+Tensor WeightStore::host_view(const std::string& name, const Shape& expected_shape) {
+  const SafetensorsFile& file = file_of(name);
+  const TensorInfo& info = file.info(name);
+  if (!expected_shape.empty() && info.shape != expected_shape)
+    throw UserError(file.path() + ": tensor '" + name + "' has shape " + shape_str(info.shape) +
+                    ", expected " + shape_str(expected_shape));
+  const auto dtype = storage_dtype(info.dtype);
+  if (!dtype)
+    throw UserError(file.path() + ": tensor '" + name + "' has dtype " + info.dtype +
+                    "; expected F32, BF16, F16 or F64");
+  used_.insert(name);
+  return Tensor::wrap_host(file.data(name), info.shape, *dtype);
+}
+
 std::vector<std::string> WeightStore::unused() const {
   std::vector<std::string> out;
   for (const auto& [n, i] : index_)

@@ -6,12 +6,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 
 #include "support/golden_dir.h"
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/io/safetensors_writer.h"
+#include "dattn/io/weight_store.h"
 
 namespace fs = std::filesystem;
 using namespace dattn;
@@ -174,6 +176,29 @@ TEST_F(SafetensorsTest, UnknownNameNamesFileAndTensorAndSuggests) {
       EXPECT_NE(msg.find("did you mean 'blocks.0.attn.q'"), std::string::npos) << msg;
     }
   }
+}
+
+// WeightStore::host_view: the stored values in the file's dtype without a copy; shape checked, name used.
+// write_safetensors from a pointer (WrittenTensor::data) writes the same file as from a byte vector.
+TEST_F(SafetensorsTest, HostViewAndPointerWrites) {
+  const std::vector<float> w = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, -0.5f};
+  const std::string owned = file("owned.safetensors"), pointed = file("pointed.safetensors");
+  write_safetensors(owned, {{"w", "F32", {2, 3}, bytes_of(w)}});
+  WrittenTensor view{"w", "F32", {2, 3}, {}};
+  view.data = w.data();
+  view.size = w.size() * sizeof(float);
+  write_safetensors(pointed, {view});
+  std::ifstream a(owned, std::ios::binary), b(pointed, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}), std::string(std::istreambuf_iterator<char>(b), {}));
+  view.size -= 4;
+  EXPECT_THROW(write_safetensors(file("short.safetensors"), {view}), UserError);
+
+  WeightStore store(std::vector<std::string>{pointed});
+  const Tensor t = store.host_view("w", {2, 3});
+  EXPECT_EQ(t.dtype(), DType::F32);
+  EXPECT_EQ(t.to_f32_vector(), w);
+  EXPECT_TRUE(store.unused().empty());
+  EXPECT_THROW(store.host_view("w", {3, 2}), UserError);
 }
 
 TEST_F(SafetensorsTest, MissingFile) { expect_error(file("nope.safetensors"), {"cannot open"}); }

@@ -37,6 +37,11 @@ class WeightStore {
   // tensor 'blocks.0.attn1.to_q.weight' has shape [64,64], expected [128,128]" or "... not found".
   Tensor take(const std::string& name, DType dtype, Device device, const Shape& expected_shape = {});
 
+  // The tensor as stored (the file's dtype), a read-only host view into the mapped file with no copy,
+  // for weights that are repacked at once (the VAE convolutions: a 2 GB decoder copied once less). Valid
+  // only while this store lives: keep nothing that points into it. Checks and marks it as take() does.
+  Tensor host_view(const std::string& name, const Shape& expected_shape = {});
+
   // Names in the files that no take() asked for, sorted.
   std::vector<std::string> unused() const;
   // Throws UserError listing up to 10 unused names (a checkpoint for another architecture or config).

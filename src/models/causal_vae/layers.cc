@@ -23,7 +23,8 @@ void require_vae_dtype(const std::string& model, Device device, DType dtype) {
 
 Conv::Conv(LayerInit& init, const std::string& name, int cin, int cout, int kt, int k, bool conv2d) {
   const Shape shape = conv2d ? Shape{cout, cin, k, k} : Shape{cout, cin, kt, k, k};
-  const Tensor weight = init.store.take(name + ".weight", DType::F32, Device::CPU, shape);
+  // The weight read in place from the file (CausalConv3d packs it into its own tensor at once).
+  const Tensor weight = init.store.host_view(name + ".weight", shape);
   const Tensor bias = init.store.take(name + ".bias", DType::F32, Device::CPU, {cout});
   op_ = ops::CausalConv3d(weight, bias, init.device, init.math, init.pad, init.dtype);
   if (kt > 1) slot_ = init.slots.take();
