@@ -52,20 +52,8 @@ __device__ __forceinline__ void store1(void* p, Elt e, i64 i, float v) {
   }
 }
 
-// Elements [i, i + 8) in one or two 16-byte transactions; p + i must be 16-byte aligned (fp32, bf16,
-// fp16 only: vector paths are chosen by can_vec8, which rejects fp64).
-// Streaming = true loads with the evict-first policy (__ldcs): for activations read once, so that they do
-// not push the per-row parameters (modulation vectors, rotary tables) that every row re-reads out of L1.
-template <bool Streaming = false>
-__device__ __forceinline__ void load8(const void* p, Elt e, i64 i, float (&v)[8]) {
-  if (e == Elt::F32) {
-    const float4* q = reinterpret_cast<const float4*>(static_cast<const float*>(p) + i);
-    const float4 a = Streaming ? __ldcs(q) : q[0], b = Streaming ? __ldcs(q + 1) : q[1];
-    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
-    return;
-  }
-  const uint4* q = reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
-  const uint4 raw = Streaming ? __ldcs(q) : *q;
+// Eight bf16 or fp16 values packed in 16 bytes, to floats.
+__device__ __forceinline__ void unpack8(uint4 raw, Elt e, float (&v)[8]) {
   const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
@@ -79,13 +67,8 @@ __device__ __forceinline__ void load8(const void* p, Elt e, i64 i, float (&v)[8]
   }
 }
 
-__device__ __forceinline__ void store8(void* p, Elt e, i64 i, const float (&v)[8]) {
-  if (e == Elt::F32) {
-    float4* q = reinterpret_cast<float4*>(static_cast<float*>(p) + i);
-    q[0] = make_float4(v[0], v[1], v[2], v[3]);
-    q[1] = make_float4(v[4], v[5], v[6], v[7]);
-    return;
-  }
+// Eight floats rounded (nearest even) to bf16 or fp16 and packed in 16 bytes.
+__device__ __forceinline__ uint4 pack8(Elt e, const float (&v)[8]) {
   std::uint32_t w[4];
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
@@ -97,7 +80,33 @@ __device__ __forceinline__ void store8(void* p, Elt e, i64 i, const float (&v)[8
       w[k] = *reinterpret_cast<const std::uint32_t*>(&h);
     }
   }
-  *reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p) + i) = make_uint4(w[0], w[1], w[2], w[3]);
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// Elements [i, i + 8) in one or two 16-byte transactions; p + i must be 16-byte aligned (fp32, bf16,
+// fp16 only: vector paths are chosen by can_vec8, which rejects fp64).
+// Streaming = true loads with the evict-first policy (__ldcs): for activations read once, so that they do
+// not push the per-row parameters (modulation vectors, rotary tables) that every row re-reads out of L1.
+template <bool Streaming = false>
+__device__ __forceinline__ void load8(const void* p, Elt e, i64 i, float (&v)[8]) {
+  if (e == Elt::F32) {
+    const float4* q = reinterpret_cast<const float4*>(static_cast<const float*>(p) + i);
+    const float4 a = Streaming ? __ldcs(q) : q[0], b = Streaming ? __ldcs(q + 1) : q[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+    return;
+  }
+  const uint4* q = reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
+  unpack8(Streaming ? __ldcs(q) : *q, e, v);
+}
+
+__device__ __forceinline__ void store8(void* p, Elt e, i64 i, const float (&v)[8]) {
+  if (e == Elt::F32) {
+    float4* q = reinterpret_cast<float4*>(static_cast<float*>(p) + i);
+    q[0] = make_float4(v[0], v[1], v[2], v[3]);
+    q[1] = make_float4(v[4], v[5], v[6], v[7]);
+    return;
+  }
+  *reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p) + i) = pack8(e, v);
 }
 
 // Whether 8-wide access works for this tensor's memory: a 16-byte aligned start and a float dtype of

@@ -141,30 +141,9 @@ struct Vec8 {
   __device__ __forceinline__ void store(void* p, Elt, i64 i) const {
     *reinterpret_cast<uint4*>(static_cast<std::uint16_t*>(p) + i) = raw;
   }
-  __device__ __forceinline__ void get(Elt e, float (&v)[8]) const {
-    const std::uint32_t w[4] = {raw.x, raw.y, raw.z, raw.w};
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      const float2 f = e == Elt::BF16 ? __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&w[k]))
-                                      : __half22float2(*reinterpret_cast<const __half2*>(&w[k]));
-      v[2 * k] = f.x, v[2 * k + 1] = f.y;
-    }
-  }
+  __device__ __forceinline__ void get(Elt e, float (&v)[8]) const { unpack8(raw, e, v); }
   // Rounds to the dtype (nearest even).
-  __device__ __forceinline__ void set(Elt e, const float (&v)[8]) {
-    std::uint32_t w[4];
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      if (e == Elt::BF16) {
-        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * k], v[2 * k + 1]);
-        w[k] = *reinterpret_cast<const std::uint32_t*>(&h);
-      } else {
-        const __half2 h = __floats2half2_rn(v[2 * k], v[2 * k + 1]);
-        w[k] = *reinterpret_cast<const std::uint32_t*>(&h);
-      }
-    }
-    raw = make_uint4(w[0], w[1], w[2], w[3]);
-  }
+  __device__ __forceinline__ void set(Elt e, const float (&v)[8]) { raw = pack8(e, v); }
 };
 
 template <>
