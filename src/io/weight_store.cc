@@ -124,12 +124,22 @@ Tensor tensor_from_safetensors(const SafetensorsFile& file, const std::string& n
   return *src == dtype ? view.clone() : view.to(dtype);
 }
 
-Tensor WeightStore::take(const std::string& name, DType dtype, Device device, const Shape& expected_shape) {
-  const SafetensorsFile& file = file_of(name);
+namespace {
+
+// The tensor's entry, its shape checked against `expected_shape` when that is not empty.
+const TensorInfo& checked_info(const SafetensorsFile& file, const std::string& name, const Shape& expected_shape) {
   const TensorInfo& info = file.info(name);
   if (!expected_shape.empty() && info.shape != expected_shape)
     throw UserError(file.path() + ": tensor '" + name + "' has shape " + shape_str(info.shape) +
                     ", expected " + shape_str(expected_shape));
+  return info;
+}
+
+}  // namespace
+
+Tensor WeightStore::take(const std::string& name, DType dtype, Device device, const Shape& expected_shape) {
+  const SafetensorsFile& file = file_of(name);
+  const TensorInfo& info = checked_info(file, name, expected_shape);
   used_.insert(name);
   if (device != Device::CPU && storage_dtype(info.dtype) == dtype)  // one copy: file mapping -> device
     return Tensor::wrap_host(file.data(name), info.shape, dtype).to(device);
@@ -138,15 +148,11 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
 
 Tensor WeightStore::host_view(const std::string& name, const Shape& expected_shape) {
   const SafetensorsFile& file = file_of(name);
-  const TensorInfo& info = file.info(name);
-  if (!expected_shape.empty() && info.shape != expected_shape)
-    throw UserError(file.path() + ": tensor '" + name + "' has shape " + shape_str(info.shape) +
-                    ", expected " + shape_str(expected_shape));
-  const auto dtype = storage_dtype(info.dtype);
-  if (!dtype)
-    throw UserError(file.path() + ": tensor '" + name + "' has dtype " + info.dtype +
-                    "; expected F32, BF16, F16 or F64");
+  const TensorInfo& info = checked_info(file, name, expected_shape);
   used_.insert(name);
+  // tensor_from_safetensors's checks (dtype) without its copy: the stored dtype is kept.
+  const auto dtype = storage_dtype(info.dtype);
+  if (!dtype) return tensor_from_safetensors(file, name, DType::F32);  // throws the dtype error
   return Tensor::wrap_host(file.data(name), info.shape, *dtype);
 }
 
