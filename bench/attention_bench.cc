@@ -36,12 +36,14 @@ namespace dattn::bench {
 namespace {
 
 struct AnchorShape { const char* name; std::int64_t b, h, sq, sk, d; };
-// Exactly the anchors README's shapes (torch_sdpa_bench.py names them differently; bench_table.py
-// matches the two by dimensions).
+// The anchors README's shapes (torch_sdpa_bench.py names them differently; bench_table.py
+// matches the two by dimensions), then one longer shape of dattn's own (no torch row).
 constexpr AnchorShape kShapes[] = {
     {"wan22_5b_self", 1, 24, 11440, 11440, 128}, {"wan22_5b_cross", 1, 24, 11440, 512, 128},
     {"hv15_480p_self", 1, 16, 14040, 14040, 128}, {"wan21_14b_self", 1, 40, 75600, 75600, 128},
     {"flux_joint", 1, 24, 4608, 4608, 128},       {"hd64", 1, 32, 16384, 16384, 64},
+    // HunyuanVideo-1.5's joint attention at 480x832 x 121 frames: 48360 video + 144 valid text tokens.
+    {"hv15_121f_self", 1, 16, 48504, 48504, 128},
 };
 // Above this many scores (B*H*Sq*Sk) the float64 CPU reference is too slow; TORCH_SDPA on the
 // benchmark's device is the reference instead.

@@ -68,12 +68,14 @@ TEST(OpsCudaLinear, EveryDtypeWithAndWithoutBiasOddAndRoundSizes) {
       }
 }
 
-// cuBLASLt's GELU epilogue must be the tanh approximation: the float32 errors measured on the H200 are
-// 1e-7 to 5e-6 against the float64 tanh GELU, and the exact (erf) GELU differs from it by up to ~5e-4 in
-// absolute value (an estimate, not measured here), far over the 1e-5 budget, so an erf epilogue fails. 16-bit
-// results get two roundings' budget against float64: one bf16 case measured 4.3e-3 (over the one-rounding
-// 4e-3) on the H200; the GELU's relative condition number exceeds 1 for negative inputs, so a rounding of
-// the sum before it (or a fast tanh) shows amplified.
+// cuBLASLt's GELU epilogue must be the tanh approximation. Its float32 errors against the float64 tanh GELU,
+// measured on the H200, are 1e-7 to 1.5e-5 in relative L2 (the largest on the 15-value output of [3,5,7] x
+// out 1: its tanh is evaluated approximately), so float32 gets kGeluF32Limit = 5e-5. The exact (erf) GELU differs
+// from the tanh form by 1e-4 to 2e-4 relative L2 on normal inputs of standard deviation 0.5-3 (computed in
+// float64 on the host), so an erf epilogue still fails. 16-bit results get two roundings' budget against
+// float64: one bf16 case measured 4.3e-3 (over the one-rounding 4e-3); the GELU's relative condition number
+// exceeds 1 for negative inputs, so a rounding of the sum before it (or a fast tanh) shows amplified.
+constexpr double kGeluF32Limit = 5e-5;
 TEST(OpsCudaLinear, GeluTanhEpilogueMatchesFloat64InEveryDtype) {
   DATTN_SKIP_WITHOUT_CUDA();
   const auto seed = test::fresh_seed();
@@ -93,9 +95,9 @@ TEST(OpsCudaLinear, GeluTanhEpilogueMatchesFloat64InEveryDtype) {
         check_device("linear_gelu_tanh");
         EXPECT_EQ(gpu.dtype(), dt);
         ErrorStats err;
-        EXPECT_EQ(check_against(gpu, ref, dt == DType::F32 ? limit_f64(dt, true) : 2 * limit_f64(dt), &err), "");
+        EXPECT_EQ(check_against(gpu, ref, dt == DType::F32 ? kGeluF32Limit : 2 * limit_f64(dt), &err), "");
         EXPECT_EQ(check_against(gpu, ops::linear_gelu_tanh(x.t, w.t, bias).to_f64_vector(),
-                                dt == DType::F32 ? limit_cpu(dt, true) : 2 * limit_cpu(dt)),
+                                dt == DType::F32 ? kGeluF32Limit : 2 * limit_cpu(dt)),
                   "");
         std::printf("[gelu epilogue] %s: rel_l2 vs float64 %.3g\n", trace(dt, seed, shape_str(c.x)).c_str(), err.rel_l2);
       }

@@ -12,7 +12,9 @@
 //   written from there; rows too long for shared memory are read again from global memory (L2).
 // Both reduce the mean and then the variance in two passes (no one-pass cancellation on rows with a
 // large mean).
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/token_rows.cuh"
@@ -53,6 +55,7 @@ struct RowNormArgs {
   bool vec = false;    // 8-wide access (d % 8 == 0, aligned x and y)
   bool cached = false; // the row is kept in shared memory (d floats of dynamic shared memory)
   bool w_vec = false;  // 8-wide weight (and bias) loads
+  bool stage_params = false;  // group kernel: parameter rows staged in shared memory (see the kernel)
 };
 
 // The first element of row r's output.
@@ -106,14 +109,34 @@ __device__ __forceinline__ float rope1(const RowNormArgs& p, i64 r, i64 c, float
   return col % 2 == 0 ? n * cr[col] - m * sr[col + 1] : m * sr[col] + n * cr[col - 1];
 }
 
+// The float32 parameter rows a row of the group kernel reads: the modulation's shift and scale rows
+// (LayerModulated) and the residual's gate row, in shared memory when the block staged them, else in
+// global memory. Null when unused.
+struct ParamRows {
+  const float* shift = nullptr;
+  const float* scale = nullptr;
+  const float* gate = nullptr;
+};
+
+__device__ __forceinline__ ParamRows global_param_rows(const RowNormArgs& p, i64 r) {
+  ParamRows q;
+  if (p.params) {
+    const float* prow = p.params + i64{p.token_rows.row(r)} * p.k * p.d;
+    q.shift = prow + i64{p.shift_k} * p.d;
+    q.scale = prow + i64{p.scale_k} * p.d;
+  }
+  if (p.res_params) q.gate = p.res_params + (i64{p.res_rows.row(r)} * p.res_k + p.res_gate_k) * p.d;
+  return q;
+}
+
 // Normalised values of 8 elements starting at column c (a multiple of 8) of row r, in place.
 template <NormKind K>
-__device__ __forceinline__ void finish8(const RowNormArgs& p, i64 r, i64 c, float mean, float inv, float (&x)[8]) {
+__device__ __forceinline__ void finish8(const RowNormArgs& p, const ParamRows& q, i64 r, i64 c, float mean, float inv,
+                                        float (&x)[8]) {
   if (K == NormKind::LayerModulated) {
-    const float* prow = p.params + i64{p.token_rows.row(r)} * p.k * p.d;
     float shift[8], scale[8];
-    load8_f32(prow + i64{p.shift_k} * p.d + c, shift);
-    load8_f32(prow + i64{p.scale_k} * p.d + c, scale);
+    load8_f32(q.shift + c, shift);
+    load8_f32(q.scale + c, scale);
 #pragma unroll
     for (int j = 0; j < 8; ++j) x[j] = (x[j] - mean) * inv * (1.0f + scale[j]) + shift[j];
     return;
@@ -129,6 +152,14 @@ __device__ __forceinline__ void finish8(const RowNormArgs& p, i64 r, i64 c, floa
     x[j] = n;
   }
   if (K == NormKind::Rms && p.rope_cos) rope8(p, r, c, x);
+}
+
+// Whether tokens first..last all take one parameter row: the same run (a per-token table: not known).
+__device__ __forceinline__ bool one_param_row(const TokenRows& t, i64 first, i64 last) {
+  if (t.table) return false;
+  for (int i = 1; i < TokenRows::kMaxRuns; ++i)
+    if (i < t.runs && first < t.run_start[i] && last >= t.run_start[i]) return false;
+  return true;
 }
 
 // 8 elements of a row in registers: packed in the 16-bit dtype (Half) or as floats.
@@ -163,7 +194,8 @@ struct Vec8<false> {
 
 // Vector v of row r as the kernel normalises it: x's elements, or the residual sum (also written out).
 template <bool Half>
-__device__ __forceinline__ void load_row_vec(const RowNormArgs& p, i64 r, i64 v, bool write, Vec8<Half>& out) {
+__device__ __forceinline__ void load_row_vec(const RowNormArgs& p, const ParamRows& q, i64 r, i64 v, bool write,
+                                             Vec8<Half>& out) {
   const i64 e = r * p.d + v * 8;
   if (!p.res_x) {
     out.load(p.x, p.ex, e);
@@ -172,9 +204,9 @@ __device__ __forceinline__ void load_row_vec(const RowNormArgs& p, i64 r, i64 v,
   float a[8], b[8];
   load8<true>(p.x, p.ex, e, a);
   load8<true>(p.res_x, p.eres, e, b);
-  if (p.res_params) {
+  if (q.gate) {
     float g[8];
-    load8_f32(p.res_params + (i64{p.res_rows.row(r)} * p.res_k + p.res_gate_k) * p.d + v * 8, g);
+    load8_f32(q.gate + v * 8, g);
 #pragma unroll
     for (int j = 0; j < 8; ++j) a[j] += b[j] * g[j];
   } else {
@@ -185,53 +217,85 @@ __device__ __forceinline__ void load_row_vec(const RowNormArgs& p, i64 r, i64 v,
   if (write) out.store(p.res_out, p.ex, e);
 }
 
-// G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced).
-template <NormKind K, int G, int V, bool Half>
+// Floats of dynamic shared memory the group kernel stages its parameter rows in (shift, scale, gate).
+inline i64 staged_param_floats(const RowNormArgs& p) { return ((p.params ? 2 : 0) + (p.res_params ? 1 : 0)) * p.d; }
+
+// G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced); each
+// group takes kIters rows, one per pass of the block. With p.stage_params the block first copies the
+// float32 parameter rows its rows share into shared memory: every row reads 2-3 of them (16-24 KB at
+// D = 2048 against 4 KB of bf16 row), which otherwise come from L1 or L2 once per row.
+template <NormKind K, int G, int V, bool Half, int kIters>
 __global__ void row_norm_group_kernel(RowNormArgs p) {
+  extern __shared__ float4 staged_raw[];
+  float* staged = reinterpret_cast<float*>(staged_raw);
   const int lane = threadIdx.x % G;
-  const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
-  const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
-  const i64 nvec = p.d / 8;
-  Vec8<Half> x[V];
-  float s = 0;
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    const i64 v = lane + i64{j} * G;
-    if (v < nvec) {
-      load_row_vec(p, r, v, row < p.rows, x[j]);
-      float f[8];
-      x[j].get(p.ex, f);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
+  const i64 groups = blockDim.x / G;
+  const i64 first = i64{blockIdx.x} * groups * kIters;
+  const i64 last = (first + groups * kIters < p.rows ? first + groups * kIters : p.rows) - 1;
+  ParamRows staged_rows;
+  const bool stage = p.stage_params && (!p.params || one_param_row(p.token_rows, first, last)) &&
+                     (!p.res_params || one_param_row(p.res_rows, first, last));
+  if (stage) {  // uniform over the block: every thread takes this branch or none does
+    const ParamRows g = global_param_rows(p, first);
+    const float* src[3] = {g.shift, g.scale, g.gate};
+    const float** dst[3] = {&staged_rows.shift, &staged_rows.scale, &staged_rows.gate};
+    float* next = staged;
+    for (int s = 0; s < 3; ++s) {
+      if (!src[s]) continue;
+      for (i64 i = threadIdx.x; i < p.d / 4; i += blockDim.x)
+        reinterpret_cast<float4*>(next)[i] = reinterpret_cast<const float4*>(src[s])[i];
+      *dst[s] = next;
+      next += p.d;
     }
+    __syncthreads();
   }
+  const i64 nvec = p.d / 8;
   const float inv_d = 1.0f / static_cast<float>(p.d);
-  float mean = 0, inv;
-  if (K == NormKind::Rms) {
-    inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
-  } else {
-    mean = group_sum<G>(s) * inv_d;
-    float q = 0;
+#pragma unroll 1
+  for (int it = 0; it < kIters; ++it) {
+    const i64 row = first + it * groups + threadIdx.x / G;
+    const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
+    const ParamRows q = stage ? staged_rows : global_param_rows(p, r);
+    Vec8<Half> x[V];
+    float s = 0;
 #pragma unroll
-    for (int j = 0; j < V; ++j)
-      if (lane + i64{j} * G < nvec) {
+    for (int j = 0; j < V; ++j) {
+      const i64 v = lane + i64{j} * G;
+      if (v < nvec) {
+        load_row_vec(p, q, r, v, row < p.rows, x[j]);
         float f[8];
         x[j].get(p.ex, f);
 #pragma unroll
-        for (int e = 0; e < 8; ++e) q += (f[e] - mean) * (f[e] - mean);
+        for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
       }
-    inv = 1.0f / sqrtf(group_sum<G>(q) * inv_d + p.eps);
-  }
-  if (row >= p.rows) return;
-  const i64 obase = out_base(p, r);
+    }
+    float mean = 0, inv;
+    if (K == NormKind::Rms) {
+      inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
+    } else {
+      mean = group_sum<G>(s) * inv_d;
+      float qsum = 0;
 #pragma unroll
-  for (int j = 0; j < V; ++j) {
-    const i64 v = lane + i64{j} * G;
-    if (v < nvec) {
-      float f[8];
-      x[j].get(p.ex, f);
-      finish8<K>(p, r, v * 8, mean, inv, f);
-      store8(p.y, p.ex, obase + v * 8, f);
+      for (int j = 0; j < V; ++j)
+        if (lane + i64{j} * G < nvec) {
+          float f[8];
+          x[j].get(p.ex, f);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) qsum += (f[e] - mean) * (f[e] - mean);
+        }
+      inv = 1.0f / sqrtf(group_sum<G>(qsum) * inv_d + p.eps);
+    }
+    if (row >= p.rows) continue;
+    const i64 obase = out_base(p, r);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const i64 v = lane + i64{j} * G;
+      if (v < nvec) {
+        float f[8];
+        x[j].get(p.ex, f);
+        finish8<K>(p, q, r, v * 8, mean, inv, f);
+        store8(p.y, p.ex, obase + v * 8, f);
+      }
     }
   }
 }
@@ -289,7 +353,7 @@ __global__ void row_norm_kernel(RowNormArgs p) {
       } else {
         load8(p.x, p.ex, base + v * 8, x);
       }
-      finish8<K>(p, r, v * 8, mean, inv, x);
+      finish8<K>(p, global_param_rows(p, r), r, v * 8, mean, inv, x);
       store8(p.y, p.ex, obase + v * 8, x);
     }
     return;
@@ -314,15 +378,25 @@ __global__ void row_norm_kernel(RowNormArgs p) {
   }
 }
 
+template <NormKind K, int G, int V, int kIters>
+void launch_group_iters(const RowNormArgs& p, cudaStream_t stream) {
+  // 128 threads: blocks of the 88-register rows (D = 3072) fit 5 to an SM where 256 fit 2.
+  constexpr int kThreads = 128, kRowsPerBlock = kThreads / G * kIters;
+  const auto blocks = static_cast<unsigned>((p.rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  const auto smem = p.stage_params ? static_cast<std::size_t>(staged_param_floats(p)) * sizeof(float) : 0;
+  if (p.ex == Elt::F32)
+    row_norm_group_kernel<K, G, V, false, kIters><<<blocks, kThreads, smem, stream>>>(p);
+  else
+    row_norm_group_kernel<K, G, V, true, kIters><<<blocks, kThreads, smem, stream>>>(p);
+}
+
+// Rows whose parameter rows are staged run 4 per group (a block of 4-16 groups shares one copy); others 1.
 template <NormKind K, int G, int V>
 void launch_group(const RowNormArgs& p, cudaStream_t stream) {
-  // 128 threads: blocks of the 88-register rows (D = 3072) fit 5 to an SM where 256 fit 2.
-  constexpr int kThreads = 128, kRowsPerBlock = kThreads / G;
-  const auto blocks = static_cast<unsigned>((p.rows + kRowsPerBlock - 1) / kRowsPerBlock);
-  if (p.ex == Elt::F32)
-    row_norm_group_kernel<K, G, V, false><<<blocks, kThreads, 0, stream>>>(p);
+  if (p.stage_params)
+    launch_group_iters<K, G, V, 4>(p, stream);
   else
-    row_norm_group_kernel<K, G, V, true><<<blocks, kThreads, 0, stream>>>(p);
+    launch_group_iters<K, G, V, 1>(p, stream);
 }
 
 // Whether the group kernel takes these rows (8-wide access, up to 4096 elements): the only kernel that
@@ -358,6 +432,12 @@ inline void set_access_flags(RowNormArgs& p, DType dtype) {
   if (p.res_x && (!aligned(p.res_x) || !aligned(p.res_out) || p.eres == Elt::F64 || (p.res_params && !aligned(p.res_params))))
     p.vec = false;
   p.w_vec = p.w && p.ew != Elt::F64 && aligned(p.w) && (!p.b || (p.eb != Elt::F64 && aligned(p.b)));
+  // Staging needs 16-byte aligned parameter rows (float4 copies) and fits the default 48 KB of dynamic
+  // shared memory up to D = 4096. DATTN_ROW_NORM_STAGING=0 turns it off (benchmarks compare the two).
+  const char* env = std::getenv("DATTN_ROW_NORM_STAGING");
+  const bool allowed = !(env && std::string_view(env) == "0");
+  p.stage_params = allowed && p.vec && (p.params || p.res_params) && p.d % 4 == 0 &&
+                   staged_param_floats(p) * static_cast<i64>(sizeof(float)) <= 48 * 1024;
 }
 
 // Fills the access flags and the launch shape, then launches on `stream`. A residual sum (res_x) needs
