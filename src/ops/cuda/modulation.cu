@@ -85,6 +85,18 @@ Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m
   const i64 n = h.numel(), d = h.dim(-1);
   if (n == 0) return y;
   const float* params = m.params.data_as<float>();
+  // The row kernel when it takes the rows: its blocks stage the gate row they share in shared memory.
+  RowNormArgs p;
+  p.x = h.data(), p.y = y.data(), p.ex = elt_of(h.dtype()), p.d = d, p.rows = n / d;
+  p.res_x = x.data(), p.eres = elt_of(x.dtype()), p.res_out = y.data();
+  p.res_params = params, p.res_k = static_cast<int>(m.params.dim(1)), p.res_gate_k = gate_k;
+  p.res_rows = token_rows(m.row_of_token);
+  set_access_flags(p, h.dtype());
+  if (p.rows <= 0x7fffffff && group_kernel_takes(p)) {
+    launch_row_norm_group<NormKind::Residual>(p, current_stream());
+    check_launch("gated_residual");
+    return y;
+  }
   // The gate rows start at multiples of D floats: 16-byte aligned when D % 4 == 0 (8 here).
   const bool vec = d % 8 == 0 && can_vec8(h.data(), h.dtype()) && can_vec8(x.data(), x.dtype()) &&
                    can_vec8(y.data(), y.dtype()) && can_vec8(params, DType::F32);

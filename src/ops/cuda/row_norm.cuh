@@ -21,7 +21,8 @@
 
 namespace dattn::ops::cuda {
 
-enum class NormKind { Layer, Rms, LayerModulated };
+// Residual: no norm, only the residual sum written (the group kernel's gated_residual; y is not written).
+enum class NormKind { Layer, Rms, LayerModulated, Residual };
 
 struct RowNormArgs {
   const void* x = nullptr;
@@ -269,6 +270,7 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
         for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
       }
     }
+    if constexpr (K == NormKind::Residual) continue;
     float mean = 0, inv;
     if (K == NormKind::Rms) {
       inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
