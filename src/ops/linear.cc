@@ -82,4 +82,22 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Row
   detail::no_kernel(op, x.device());
 }
 
+Tensor linear(const RowWindow& x_rows, std::int64_t rows, const Tensor& weight, const Tensor& bias) {
+  constexpr const char* op = "linear";
+  const Tensor& x = x_rows.out;
+  detail::require_defined(op, "x_rows.out", x);
+  detail::require_ndim(op, "x_rows.out", x, 3, "[B, S, in]");
+  check_linear(op, x, weight, bias);
+  if (rows < 0 || x_rows.row < 0 || x_rows.row > x.dim(1) - rows)
+    throw UserError(std::string(op) + ": rows [" + std::to_string(x_rows.row) + ", " + std::to_string(x_rows.row + rows) +
+                    ") must lie within x_rows.out " + x.describe());
+  if (x.device() == Device::CUDA) {
+#ifdef DATTN_WITH_CUDA
+    const StageScope timed("gemm");
+    return cuda::linear(x_rows, rows, weight, bias);
+#endif
+  }
+  return linear(copy_from(x_rows, rows), weight, bias);
+}
+
 }  // namespace dattn::ops

@@ -1,7 +1,8 @@
 // The RowWindow forms of linear, rms_norm and rms_norm_rope_interleaved (and copy_into) on the CPU and
 // on CUDA: with two batch items, the window's rows hold what the tensor-returning form gives, and every
 // other row keeps the sentinel it held before. On CUDA, linear writes per item straight into the window
-// when the layout allows and takes the copy path otherwise (3 output features: rows off 16 bytes).
+// when the layout allows and takes the copy path otherwise (3 output features: rows off 16 bytes). The
+// reverse, copy_from and linear of a window's rows, against the rows copied out.
 #include <cstdint>
 #include <vector>
 
@@ -76,6 +77,19 @@ void check_every_op(Device device) {
       Tensor copied = sentinel_window(h.t.shape(), dt, device);
       ops::copy_into(on(h.t), {copied, kRow});
       EXPECT_EQ(check_window(copied, h.t, 0.0), "");
+
+      // The reverse direction: rows read from a window (copy_from, and linear reading them in place).
+      auto big = random_tensor({kItems, kOutRows, 16}, dt, rng);
+      const Tensor rows = ops::copy_from({on(big.t), kRow}, kRows);
+      ASSERT_EQ(rows.shape(), (Shape{kItems, kRows, 16}));
+      std::vector<double> expected;
+      for (std::int64_t b = 0; b < kItems; ++b)
+        for (std::int64_t r = kRow; r < kRow + kRows; ++r)
+          for (std::int64_t i = 0; i < 16; ++i) expected.push_back(big.v[static_cast<std::size_t>((b * kOutRows + r) * 16 + i)]);
+      EXPECT_EQ(rows.to_f64_vector(), expected);
+      EXPECT_EQ(check_against(ops::linear({on(big.t), kRow}, kRows, on(w.t), on(bias.t)),
+                              ops::linear(rows, on(w.t), on(bias.t)).to_f64_vector(), limit),
+                "");
     }
 }
 
@@ -98,6 +112,8 @@ TEST(OpsRowWindow, WindowsThatDoNotFitAreRefused) {
             "copy_into: window.out [2,9,16] bf16 cpu: expected fp32 on cpu, shaped [2,5,16] but for dimension 1");
   EXPECT_EQ(user_error([&] { ops::copy_into(x, {Tensor(), 0}); }),
             "copy_into: window.out is undefined; expected a tensor");
+  EXPECT_EQ(user_error([&] { ops::linear({x, 3}, 3, w); }), "linear: rows [3, 6) must lie within x_rows.out [2,5,16] fp32 cpu");
+  EXPECT_EQ(user_error([&] { ops::copy_from({x, -1}, 2); }), "copy_from: rows [-1, 1) must lie within window.out's 5");
 }
 
 }  // namespace

@@ -16,5 +16,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor linear_gelu_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 // linear written into rows of `into` (x [B, S, ..., in]; into.out [B, S_out, ..., out]).
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into);
+// linear of rows [row, row + rows) of every batch item of x_rows.out ([B, S, in]): y [B, rows, out], equal to
+// linear(copy_from(x_rows, rows), ...). On CUDA the GEMMs read the rows in place (one per batch item).
+Tensor linear(const RowWindow& x_rows, std::int64_t rows, const Tensor& weight, const Tensor& bias = Tensor());
 
 }  // namespace dattn::ops

@@ -18,5 +18,7 @@ struct RowWindow {
 // Copies y [B, S, ...] into the window: y and out of one dtype and device, equal but for dimension 1,
 // row + S <= S_out.
 void copy_into(const Tensor& y, const RowWindow& window);
+// The reverse: rows [row, row + rows) of every batch item of window.out, as a new [B, rows, ...] tensor.
+Tensor copy_from(const RowWindow& window, std::int64_t rows);
 
 }  // namespace dattn::ops

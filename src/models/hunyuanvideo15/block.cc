@@ -89,9 +89,10 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
     capture(prefix_ + ".attn.backend.v", v);
     capture(prefix_ + ".attn.backend.out", out);
   }
+  // Each stream's output projection reads its rows of the joint output in place (no copy of them when B > 1).
   const Tensor joint = out.reshape({b, sv + st, d});
-  const Tensor attn_v = ops::linear(slice_rows(joint, 0, sv), w.to_out.weight, w.to_out.bias);
-  const Tensor attn_t = ops::linear(slice_rows(joint, sv, st), w.to_add_out.weight, w.to_add_out.bias);
+  const Tensor attn_v = ops::linear(ops::RowWindow{joint, 0}, sv, w.to_out.weight, w.to_out.bias);
+  const Tensor attn_t = ops::linear(ops::RowWindow{joint, sv}, st, w.to_add_out.weight, w.to_add_out.bias);
   capture(prefix_ + ".attn.out.hidden_states", attn_v);
   capture(prefix_ + ".attn.out.encoder_hidden_states", attn_t);
 

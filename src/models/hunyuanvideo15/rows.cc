@@ -65,18 +65,4 @@ Tensor gather_rows(const Tensor& x, const RowLists& rows) {
   return out;
 }
 
-Tensor slice_rows(const Tensor& x, std::int64_t start, std::int64_t n) {
-  if (x.dim(0) == 1 || (start == 0 && n == x.dim(1))) {
-    Shape shape = x.shape();
-    shape[1] = n;
-    if (start == 0 && n == x.dim(1)) return x;
-    return as_rows(x).narrow0(start, n).reshape(shape);  // one item: the rows are contiguous, a view
-  }
-  Shape shape = x.shape();
-  shape[1] = n;
-  Tensor out = Tensor::empty(shape, x.dtype(), x.device());
-  for (std::int64_t i = 0; i < x.dim(0); ++i) copy_rows(out, i, 0, x, start, n);
-  return out;
-}
-
 }  // namespace dattn::hv15

@@ -27,7 +27,4 @@ Tensor gather_rows(const Tensor& x, const RowLists& rows);
 void copy_rows(Tensor& dst, std::int64_t b, std::int64_t dst_row, const Tensor& src, std::int64_t src_row,
                std::int64_t n);
 
-// Rows [start, start + n) of every batch item: [B, n, X...].
-Tensor slice_rows(const Tensor& x, std::int64_t start, std::int64_t n);
-
 }  // namespace dattn::hv15

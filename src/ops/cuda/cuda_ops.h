@@ -15,6 +15,7 @@ namespace dattn::ops::cuda {
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor linear_gelu_tanh(const Tensor& x, const Tensor& weight, const Tensor& bias);
 void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const RowWindow& into);
+Tensor linear(const RowWindow& x_rows, std::int64_t rows, const Tensor& weight, const Tensor& bias);
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias);
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight);
 Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,

@@ -225,4 +225,25 @@ void linear(const Tensor& x, const Tensor& weight, const Tensor& bias, const Row
   }
 }
 
+Tensor linear(const RowWindow& x_rows, i64 rows, const Tensor& weight, const Tensor& bias) {
+  const Tensor& x = x_rows.out;
+  const i64 items = x.dim(0), seq = x.dim(1), in = weight.dim(1), out = weight.dim(0);
+  const DType dt = x.dtype();
+  const std::size_t esize = dtype_size(dt);
+  const bool direct = in > 0 && weight.dtype() == dt && (!bias.defined() || bias.dtype() == dt) &&
+                      alignment(x.data()) >= 16 && alignment(weight.data()) >= 16 &&
+                      (!bias.defined() || alignment(bias.data()) >= 16) &&
+                      (static_cast<std::size_t>(in) * esize) % 16 == 0 &&  // every item's first row aligned
+                      (static_cast<std::size_t>(rows * out) * esize) % 16 == 0;  // and every item's result
+  if (!direct) return linear(copy_from(x_rows, rows), weight, bias);  // the rare layouts
+  Tensor y = Tensor::empty({items, rows, out}, dt, Device::CUDA);
+  if (rows == 0 || out == 0) return y;
+  for (i64 b = 0; b < items; ++b) {
+    const auto* xb = static_cast<const std::uint8_t*>(x.data()) + static_cast<std::size_t>((b * seq + x_rows.row) * in) * esize;
+    auto* yb = static_cast<std::uint8_t*>(y.data()) + static_cast<std::size_t>(b * rows * out) * esize;
+    gemm_xwt(xb, weight.data(), bias.defined() ? bias.data() : nullptr, yb, rows, out, in, dt);
+  }
+  return y;
+}
+
 }  // namespace dattn::ops::cuda
