@@ -39,15 +39,15 @@ class Hv15Pipeline final : public Pipeline {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);
-    text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, [this] {
+    text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, options.device, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
     });
-    transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, [this] {
+    transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, options.device, [this] {
       const Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
-    vae_ = ComponentSlot<HunyuanVideo15Vae>("vae", options.residency, [this] {
+    vae_ = ComponentSlot<HunyuanVideo15Vae>("vae", options.residency, options.device, [this] {
       // fp32 (on CUDA the convolutions use TF32 as PyTorch's do), or bf16 for a bf16 run on CUDA
       // (pipeline_vae_dtype).
       return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, vae_dtype_));

@@ -46,18 +46,18 @@ class WanPipeline final : public Pipeline {
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
-    text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, [this] {
+    text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, options.device, [this] {
       // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
       const Umt5RunOptions o{options_.device, options_.dtype == DType::BF16 ? DType::BF16 : DType::F32};
       return std::make_unique<TextEncoder>(
           TextEncoder{T5Tokenizer::load(info_.tokenizer_dir), Umt5Encoder::load(info_.text_encoder_dir, o)});
     });
-    transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, [this] {
+    transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, options.device, [this] {
       WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps};
       return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
-    vae_ = ComponentSlot<WanVae>("vae", options.residency, [this] {
+    vae_ = ComponentSlot<WanVae>("vae", options.residency, options.device, [this] {
       // fp32 (diffusers runs this VAE in fp32; on CUDA the convolutions use TF32 tensor cores, as
       // PyTorch's do by default), or bf16 for a bf16 run on CUDA (pipeline_vae_dtype).
       return std::make_unique<WanVae>(WanVae::load(info_.vae_dir, options_.device, vae_dtype_));
