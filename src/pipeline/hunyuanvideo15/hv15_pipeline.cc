@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
@@ -13,6 +14,7 @@
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 #include "pipeline/common/component_slot.h"
+#include "pipeline/common/library_warmup.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/memory_check.h"
@@ -39,6 +41,7 @@ class Hv15Pipeline final : public Pipeline {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);
+    libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, options.device, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
     });
@@ -155,6 +158,7 @@ class Hv15Pipeline final : public Pipeline {
   ComponentSlot<HunyuanVideo15Transformer> transformer_;
   ComponentSlot<HunyuanVideo15Vae> vae_;
   DType vae_dtype_ = DType::F32;
+  std::jthread libraries_;  // last: joined before anything it runs beside is destroyed
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
@@ -17,6 +18,7 @@
 #include "dattn/text/prompt_clean.h"
 #include "dattn/text/tokenizer.h"
 #include "pipeline/common/component_slot.h"
+#include "pipeline/common/library_warmup.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/stage_clock.h"
@@ -46,6 +48,7 @@ class WanPipeline final : public Pipeline {
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
+    libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
     text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, options.device, [this] {
       // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
       const Umt5RunOptions o{options_.device, options_.dtype == DType::BF16 ? DType::BF16 : DType::F32};
@@ -187,6 +190,7 @@ class WanPipeline final : public Pipeline {
   ComponentSlot<WanTransformer> transformer_;
   ComponentSlot<WanVae> vae_;
   DType vae_dtype_ = DType::F32;
+  std::jthread libraries_;  // last: joined before anything it runs beside is destroyed
 };
 
 }  // namespace
