@@ -6,16 +6,16 @@
 
 namespace dattn::pipeline {
 
-std::jthread prepare_libraries_in_background(const std::shared_ptr<RunContext>& context) {
+JoiningThread prepare_libraries_in_background(const std::shared_ptr<RunContext>& context) {
   if (!context || context->device() != Device::CUDA) return {};
-  return std::jthread([context] {
+  return JoiningThread(std::thread([context] {
     try {
       const ContextScope bound(*context);
       ops::prepare_cuda_libraries();
     } catch (const std::exception&) {
       // Not lost: the first GEMM or convolution makes the state itself and throws this error then.
     }
-  });
+  }));
 }
 
 }  // namespace dattn::pipeline

@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
@@ -158,7 +157,7 @@ class Hv15Pipeline final : public Pipeline {
   ComponentSlot<HunyuanVideo15Transformer> transformer_;
   ComponentSlot<HunyuanVideo15Vae> vae_;
   DType vae_dtype_ = DType::F32;
-  std::jthread libraries_;  // last: joined before anything it runs beside is destroyed
+  pipeline::JoiningThread libraries_;  // last: joined before anything it runs beside is destroyed
 };
 
 }  // namespace

@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <optional>
-#include <thread>
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
@@ -190,7 +189,7 @@ class WanPipeline final : public Pipeline {
   ComponentSlot<WanTransformer> transformer_;
   ComponentSlot<WanVae> vae_;
   DType vae_dtype_ = DType::F32;
-  std::jthread libraries_;  // last: joined before anything it runs beside is destroyed
+  pipeline::JoiningThread libraries_;  // last: joined before anything it runs beside is destroyed
 };
 
 }  // namespace
