@@ -124,8 +124,9 @@ TEST(WeightUploadCuda, ManySmallAndAFewLargeInFlightTogether) {
   EXPECT_TRUE(after.staging_made);
   EXPECT_EQ(after.bytes - before.bytes, bytes);
   EXPECT_GE(after.copies - before.copies, sizes.size());
-  // Every full buffer is left for the next one (waiting for its last DMA): the ring went round twice.
-  EXPECT_GE(after.reuses - before.reuses, bytes / kUploadBufferBytes);
+  // Every full buffer is left for the next one (waiting for its last DMA): the ring went round twice
+  // (the last buffer filled may not have been left yet, hence the - 1).
+  EXPECT_GE(after.reuses - before.reuses, bytes / kUploadBufferBytes - 1);
   EXPECT_GE(bytes / kUploadBufferBytes, 2 * kUploadBuffers);
   for (std::size_t i = 0; i < host.size(); ++i) {
     SCOPED_TRACE("tensor " + std::to_string(i) + " " + host[i].describe());
