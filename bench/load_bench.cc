@@ -139,9 +139,11 @@ int run(int argc, char** argv) {
   const ContextScope bound(*context);
   const double bw = pinned_upload_bandwidth(std::size_t{1} << 30);
   std::printf("pinned host-to-device bandwidth: %.2f GB/s (1 GiB, best of 3)\n", bw / 1e9);
-  std::printf("| component | round | files GB | sent GB | device GB | load s | bytes/bw s | ratio | host read GB/s |\n");
+  std::printf("| component | round | files GB | sent GB | device GB | load s | bytes/bw s | ratio |"
+              " host read GB/s |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
-  nlohmann::json out = {{"model", model}, {"dtype", dtype_str}, {"h2d_bytes_per_s", bw}, {"components", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"model", model}, {"dtype", dtype_str}, {"h2d_bytes_per_s", bw}, {"components", nlohmann::json::array()}};
   for (const Component& c : parts)
     for (int r = 0; r < rounds; ++r) {
       std::size_t files = 0;

@@ -150,7 +150,8 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
   // CUDA: the stored bytes straight from the mapping through the context's pinned staging (upload.h),
   // converted on the GPU when the dtype changes. Queued, not waited for: the tensor's later users on the
   // context's stream are ordered after its copies.
-  if (device == Device::CUDA && stored) return upload_tensor(Tensor::wrap_host(file.data(name), info.shape, *stored), dtype);
+  if (device == Device::CUDA && stored)
+    return upload_tensor(Tensor::wrap_host(file.data(name), info.shape, *stored), dtype);
   return tensor_from_safetensors(file, name, dtype).to(device);  // CPU, or throws the dtype error
 }
 

@@ -98,7 +98,8 @@ TEST(WeightUploadCuda, F64IsConvertedOnTheHostThenUploaded) {
   std::vector<double> v(10001);
   for (double& x : v) x = n(rng);
   const Tensor src = Tensor::from_f64(v, {10001}, DType::F64);
-  for (DType to : {DType::F32, DType::BF16, DType::F16}) EXPECT_EQ(first_difference(upload_tensor(src, to), src.to(to)), "");
+  for (DType to : {DType::F32, DType::BF16, DType::F16})
+    EXPECT_EQ(first_difference(upload_tensor(src, to), src.to(to)), "");
 }
 
 TEST(WeightUploadCuda, ManySmallAndAFewLargeInFlightTogether) {

@@ -39,7 +39,8 @@ Tensor random_weight(const Shape& shape, DType dtype, std::mt19937_64& rng) {
 TEST(ConvWeightPackCuda, GpuPackedEqualsHostPackedBitForBit) {
   DATTN_SKIP_WITHOUT_CUDA();
   std::mt19937_64 rng(3);
-  const Shape shapes[] = {{13, 7, 3, 3, 3}, {16, 24, 3, 3, 3}, {12, 96, 1, 3, 3}, {5, 3, 1, 1, 1}, {16, 8, 3, 3}, {3, 32, 3, 3}};
+  const Shape shapes[] = {{13, 7, 3, 3, 3}, {16, 24, 3, 3, 3}, {12, 96, 1, 3, 3},
+                          {5, 3, 1, 1, 1},  {16, 8, 3, 3},     {3, 32, 3, 3}};
   for (DType dt : {DType::F32, DType::BF16, DType::F16})
     for (const Shape& shape : shapes) {
       SCOPED_TRACE(std::string(dtype_name(dt)) + " " + shape_str(shape));
