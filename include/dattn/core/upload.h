@@ -22,7 +22,7 @@ struct UploadStats {
   bool staging_made = false;  // the ring exists (pinned buffers allocated)
   std::size_t copies = 0;     // DMAs queued (one per piece)
   std::size_t bytes = 0;      // bytes sent through staging
-  std::size_t reuses = 0;     // times a buffer was taken again (after waiting for its last copy)
+  std::size_t reuses = 0;     // moves to the ring's next buffer (each waiting for that buffer's last DMA)
   std::size_t conversions = 0;  // tensors whose dtype was converted on the GPU
 };
 
