@@ -140,8 +140,8 @@ int run(int argc, char** argv) {
   const double bw = pinned_upload_bandwidth(std::size_t{1} << 30);
   std::printf("pinned host-to-device bandwidth: %.2f GB/s (1 GiB, best of 3)\n", bw / 1e9);
   std::printf("| component | round | files GB | sent GB | device GB | load s | bytes/bw s | ratio |"
-              " host read GB/s |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+              " host read GB/s | staging copy s | DMA wait s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   nlohmann::json out = {
       {"model", model}, {"dtype", dtype_str}, {"h2d_bytes_per_s", bw}, {"components", nlohmann::json::array()}};
   for (const Component& c : parts)
@@ -151,19 +151,24 @@ int run(int argc, char** argv) {
       const auto [read_s, read_bytes] = host_read(c.dirs);
       const double read_rate = read_s > 0 ? static_cast<double>(read_bytes) / read_s : 0.0;
       context->synchronize();
-      const std::size_t sent0 = upload_stats().bytes, dev0 = context->bytes_in_use();
+      const UploadStats before = upload_stats();
+      const std::size_t sent0 = before.bytes, dev0 = context->bytes_in_use();
       const auto t0 = std::chrono::steady_clock::now();
       std::shared_ptr<void> loaded = c.load();
       context->synchronize();  // the load counts until its weights are on the device
       const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const std::size_t sent = upload_stats().bytes - sent0, dev = context->bytes_in_use() - dev0;
+      const UploadStats after = upload_stats();
+      const std::size_t sent = after.bytes - sent0, dev = context->bytes_in_use() - dev0;
+      const double copy_s = after.host_copy_s - before.host_copy_s, wait_s = after.dma_wait_s - before.dma_wait_s;
       const double floor_s = static_cast<double>(sent) / bw;
-      std::printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f |\n", c.name.c_str(), r + 1,
-                  files / 1e9, sent / 1e9, dev / 1e9, s, floor_s, floor_s > 0 ? s / floor_s : 0.0, read_rate / 1e9);
+      std::printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.3f | %.3f |\n", c.name.c_str(),
+                  r + 1, files / 1e9, sent / 1e9, dev / 1e9, s, floor_s, floor_s > 0 ? s / floor_s : 0.0, read_rate / 1e9,
+                  copy_s, wait_s);
       std::fflush(stdout);
       out["components"].push_back({{"name", c.name}, {"round", r + 1}, {"file_bytes", files}, {"sent_bytes", sent},
                                    {"device_bytes", dev}, {"load_s", s}, {"floor_s", floor_s},
-                                   {"ratio", floor_s > 0 ? s / floor_s : 0.0}, {"host_read_bytes_per_s", read_rate}});
+                                   {"ratio", floor_s > 0 ? s / floor_s : 0.0}, {"host_read_bytes_per_s", read_rate},
+                                   {"staging_copy_s", copy_s}, {"dma_wait_s", wait_s}});
       loaded.reset();
       context->synchronize();
     }

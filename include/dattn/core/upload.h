@@ -24,6 +24,10 @@ struct UploadStats {
   std::size_t bytes = 0;      // bytes sent through staging
   std::size_t reuses = 0;     // moves to the ring's next buffer (each waiting for that buffer's last DMA)
   std::size_t conversions = 0;  // tensors whose dtype was converted on the GPU
+  // Where the uploading thread's time went: copying into staging (the host side), and waiting for a
+  // buffer's last DMA before reusing it (the bus side). A load whose time is mostly the first is
+  // limited by the host's reads, mostly the second by the bus.
+  double host_copy_s = 0, dma_wait_s = 0;
 };
 
 // Copies n bytes from host memory `src` (pageable, e.g. a mapped file) to device memory `dst` of the

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "core/cuda/check.cuh"
@@ -14,6 +15,10 @@ namespace {
 // Pieces start 256-byte aligned in staging: the DMA engines read aligned sources fastest.
 constexpr std::size_t kAlign = 256;
 constexpr char kRingKey = 0;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 }  // namespace
 
@@ -49,7 +54,9 @@ void StagingRing::release() noexcept {
 void StagingRing::next_buffer() {
   open_ = (open_ + 1) % kUploadBuffers;
   // Its last DMA must be done before the host writes into it again (never-recorded events are ready).
+  const auto t0 = std::chrono::steady_clock::now();
   DATTN_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(events_[open_])));
+  stats_.dma_wait_s += seconds_since(t0);
   used_ = 0;
   ++stats_.reuses;
 }
@@ -63,7 +70,9 @@ void StagingRing::copy(void* dst, const void* src, std::size_t n) {
     if (used_ >= kUploadBufferBytes) next_buffer();
     const std::size_t piece = std::min(n, kUploadBufferBytes - used_);
     char* stage = buffers_[open_] + used_;
+    const auto t0 = std::chrono::steady_clock::now();
     parallel_copy(stage, from, piece);
+    stats_.host_copy_s += seconds_since(t0);
     DATTN_CUDA_CHECK(cudaMemcpyAsync(to, stage, piece, cudaMemcpyHostToDevice, s));
     DATTN_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(events_[open_]), s));
     used_ = std::min(kUploadBufferBytes, (used_ + piece + kAlign - 1) / kAlign * kAlign);
