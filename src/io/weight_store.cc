@@ -6,6 +6,8 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
+#include "dattn/core/parallel_copy.h"
+#include "dattn/core/upload.h"
 
 namespace dattn {
 namespace fs = std::filesystem;
@@ -121,7 +123,10 @@ Tensor tensor_from_safetensors(const SafetensorsFile& file, const std::string& n
     throw UserError(file.path() + ": tensor '" + name + "' has dtype " + info.dtype +
                     "; expected F32, BF16, F16 or F64");
   Tensor view = Tensor::wrap_host(file.data(name), info.shape, *src);
-  return *src == dtype ? view.clone() : view.to(dtype);
+  if (*src != dtype) return view.to(dtype);
+  Tensor copy = Tensor::empty(info.shape, dtype);  // view.clone(), over the cores (a 2 GB embedding)
+  parallel_copy(copy.data(), view.data(), view.bytes());
+  return copy;
 }
 
 namespace {
@@ -141,9 +146,13 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
   const SafetensorsFile& file = file_of(name);
   const TensorInfo& info = checked_info(file, name, expected_shape);
   used_.insert(name);
-  if (device != Device::CPU && storage_dtype(info.dtype) == dtype)  // one copy: file mapping -> device
-    return Tensor::wrap_host(file.data(name), info.shape, dtype).to(device);
-  return tensor_from_safetensors(file, name, dtype).to(device);
+  const auto stored = storage_dtype(info.dtype);
+  // CUDA: the stored bytes straight from the mapping through the context's pinned staging (upload.h),
+  // converted on the GPU when the dtype changes. Queued, not waited for: the tensor's later users on the
+  // context's stream are ordered after its copies.
+  if (device == Device::CUDA && stored)
+    return upload_tensor(Tensor::wrap_host(file.data(name), info.shape, *stored), dtype);
+  return tensor_from_safetensors(file, name, dtype).to(device);  // CPU, or throws the dtype error
 }
 
 Tensor WeightStore::host_view(const std::string& name, const Shape& expected_shape) {

@@ -11,14 +11,17 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
+#include "dattn/core/upload.h"
 #include "dattn/ops/combine.h"
 #include "dattn/ops/norm.h"
 #include "ops/checks.h"
 #include "ops/conv_stream.h"
+#include "ops/conv_weight.h"
 #include "ops/cpu/conv3d.h"
 #include "ops/cpu/cpu_ops.h"
 #ifdef DATTN_WITH_CUDA
 #include "ops/cuda/conv3d.h"
+#include "ops/cuda/conv_weight_pack.h"
 #include "ops/cuda/frame_kernels.h"
 #endif
 
@@ -63,6 +66,25 @@ std::string kernel_str(int kt, int k) {
 
 namespace detail {
 
+// A host weight for CUDA (fp32, bf16 or fp16) crosses the bus as stored, through the context's staging
+// ring, and is packed by a kernel: the host packing's bits, without its float32 copy on the host and
+// with half the bytes over the bus for a bf16 checkpoint. Others (an fp64 weight, a weight already on
+// a GPU, the CPU) are packed on the host.
+Tensor packed_conv_weight(const Tensor& weight, Device device) {
+  const i64 cout = weight.dim(0), cin = weight.dim(1), kt = weight.ndim() == 5 ? weight.dim(2) : 1, k = weight.dim(-1);
+#ifdef DATTN_WITH_CUDA
+  const DType dt = weight.dtype();
+  if (device == Device::CUDA && weight.device() == Device::CPU &&
+      (dt == DType::F32 || dt == DType::BF16 || dt == DType::F16)) {
+    const Tensor raw = upload_tensor(weight, dt);
+    Tensor packed = Tensor::empty({cout, kt, k, k, cin}, DType::F32, Device::CUDA);
+    cuda::pack_conv_weight(raw.data(), dt, packed.data_as<float>(), cout, cin, kt * k * k);
+    return packed;
+  }
+#endif
+  return pack_weight(weight, cout, cin, kt, k).to(device);
+}
+
 // The last `keep` frames of the stream [tail; x] (tail may be undefined), copied into a new tensor.
 Tensor conv_stream_tail(const Tensor& tail, const Tensor& x, i64 keep) {
   const i64 n_tail = tail.defined() ? tail.dim(0) : 0, frames = x.dim(0);
@@ -101,7 +123,7 @@ CausalConv3d::CausalConv3d(const Tensor& weight, const Tensor& bias, Device devi
   }
   // cuDNN's bf16 NDHWC kernels want both channel counts in multiples of 8: others compute in float32.
   if (dtype == DType::BF16 && (cin_ % 8 != 0 || cout_ % 8 != 0)) compute_dtype_ = DType::F32;
-  weight_ = pack_weight(weight, cout_, cin_, kt, k).to(device);
+  weight_ = detail::packed_conv_weight(weight, device);
   if (compute_dtype_ != DType::F32) weight_ = cast(weight_, compute_dtype_);  // rounded on the GPU
   bias_ = bias.defined() ? Tensor::from_f32(bias.to_f32_vector(), {cout_}).to(device)
                          : Tensor::zeros({cout_}, DType::F32, device);

@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "support/golden_dir.h"
 #include "dattn/core/error.h"
@@ -199,6 +202,22 @@ TEST_F(SafetensorsTest, HostViewAndPointerWrites) {
   EXPECT_EQ(t.to_f32_vector(), w);
   EXPECT_TRUE(store.unused().empty());
   EXPECT_THROW(store.host_view("w", {3, 2}), UserError);
+}
+
+// A host take of the stored dtype is a copy of the file's bytes (made over the threads for a large tensor:
+// 5 MiB and a ragged tail here), and owns them: it outlives the store and its mapping.
+TEST_F(SafetensorsTest, HostTakeOfALargeTensorIsTheFilesBytes) {
+  std::vector<std::uint8_t> bytes((std::size_t{5} << 20) + 6);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(i * 2654435761u >> 13);
+  const std::string p = file("big.safetensors");
+  write_safetensors(p, {{"big", "BF16", {static_cast<std::int64_t>(bytes.size() / 2)}, bytes}});
+  Tensor t;
+  {
+    WeightStore store(std::vector<std::string>{p});
+    t = store.take("big", DType::BF16, Device::CPU);
+  }
+  ASSERT_EQ(t.bytes(), bytes.size());
+  EXPECT_EQ(std::memcmp(t.data(), bytes.data(), bytes.size()), 0);
 }
 
 TEST_F(SafetensorsTest, MissingFile) { expect_error(file("nope.safetensors"), {"cannot open"}); }

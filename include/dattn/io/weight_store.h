@@ -35,6 +35,9 @@ class WeightStore {
   // The tensor converted to `dtype` on `device`, shape checked against `expected_shape` (when not
   // empty). Marks the name as used. Throws UserError: "transformer/diffusion_pytorch_model.safetensors:
   // tensor 'blocks.0.attn1.to_q.weight' has shape [64,64], expected [128,128]" or "... not found".
+  // On CUDA the stored bytes go through the current context's pinned staging ring and a dtype change is
+  // made on the GPU (core/upload.h): the copies are queued on the context's stream when this returns
+  // (work queued after them sees the tensor complete; RunContext::synchronize waits for them).
   Tensor take(const std::string& name, DType dtype, Device device, const Shape& expected_shape = {});
 
   // The tensor as stored (the file's dtype), a read-only host view into the mapped file with no copy,

@@ -67,19 +67,22 @@ struct State final : RunContext::Extension {
 };
 constexpr char kStateKey = 0;
 
+// Made outside the context's lock: prepare_conv3d() may make it on another thread while loads run.
+std::unique_ptr<State> make_state(RunContext& context) {
+  auto st = std::make_unique<State>();
+  const cudnnStatus_t status = cudnnCreate(&st->handle);
+  if (status != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("conv3d: cudnnCreate failed: ") + cudnnGetErrorString(status) +
+                             " (is libcudnn 9 installed with all its sub-libraries, and a GPU visible?)");
+  const cudnnStatus_t bound = cudnnSetStream(st->handle, static_cast<cudaStream_t>(context.stream()));
+  if (bound != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("conv3d: cudnnSetStream failed: ") + cudnnGetErrorString(bound));
+  return st;
+}
+
 State& state() {
   RunContext& context = current_context(Device::CUDA);
-  return context.extension_or<State>(&kStateKey, [&] {
-    auto st = std::make_unique<State>();
-    const cudnnStatus_t status = cudnnCreate(&st->handle);
-    if (status != CUDNN_STATUS_SUCCESS)
-      throw std::runtime_error(std::string("conv3d: cudnnCreate failed: ") + cudnnGetErrorString(status) +
-                               " (is libcudnn 9 installed with all its sub-libraries, and a GPU visible?)");
-    const cudnnStatus_t bound = cudnnSetStream(st->handle, static_cast<cudaStream_t>(context.stream()));
-    if (bound != CUDNN_STATUS_SUCCESS)
-      throw std::runtime_error(std::string("conv3d: cudnnSetStream failed: ") + cudnnGetErrorString(bound));
-    return st;
-  });
+  return context.extension_or<State>(&kStateKey, [&] { return make_state(context); });
 }
 
 // Whether an algorithm result may be used: it ran (or the heuristic says it can) and uses TF32 only
@@ -158,6 +161,13 @@ std::unique_ptr<Plan> make_plan(cudnnHandle_t handle, const ConvGeometry& g) {
 }
 
 }  // namespace
+
+void prepare_conv3d() {
+  RunContext& context = current_context(Device::CUDA);
+  if (context.extension(&kStateKey)) return;
+  std::unique_ptr<State> made = make_state(context);  // cudnnCreate, without holding the context's lock
+  context.extension_or<State>(&kStateKey, [&] { return std::move(made); });  // a state made meanwhile wins
+}
 
 void conv3d(const ConvGeometry& g, const void* x, const void* weight, const float* bias, void* y) {
   State& s = state();

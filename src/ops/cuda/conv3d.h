@@ -28,6 +28,10 @@ struct ConvGeometry {
 // (a geometry with no usable algorithm lists every candidate the heuristic offered).
 void conv3d(const ConvGeometry& g, const void* x, const void* weight, const float* bias, void* y);
 
+// Makes the current context's cuDNN handle now, if it has none (else the first convolution does),
+// holding the context's lock only to store it: safe beside other work on the context.
+void prepare_conv3d();
+
 // The largest workspace a convolution algorithm may take: faster algorithms needing more are skipped,
 // unless no usable algorithm fits (then the one needing the least is taken).
 inline constexpr std::size_t kMaxConvWorkspaceBytes = std::size_t{512} << 20;

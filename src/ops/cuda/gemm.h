@@ -18,4 +18,8 @@ enum class GemmEpilogue { None, GeluTanh };
 void gemm_xwt(const void* x, const void* w, const void* bias, void* y, std::int64_t m, std::int64_t n, std::int64_t k,
               DType dtype, GemmEpilogue epilogue = GemmEpilogue::None);
 
+// Makes the current context's cuBLASLt handle and workspace now, if it has none (else the first GEMM
+// does), holding the context's lock only to store them: safe beside other work on the context.
+void prepare_gemm();
+
 }  // namespace dattn::ops::cuda

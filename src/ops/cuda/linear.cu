@@ -82,17 +82,20 @@ struct Lt final : RunContext::Extension {
 };
 constexpr char kLtKey = 0;
 
+// Made outside the context's lock: prepare_gemm() may make it on another thread while loads run.
+std::unique_ptr<Lt> make_lt(RunContext& context) {
+  auto s = std::make_unique<Lt>();
+  s->stream = static_cast<cudaStream_t>(context.stream());
+  DATTN_LT(cublasLtCreate(&s->handle));
+  // Plain cudaMalloc on the context's device (current inside its ContextScope), not a DeviceBuffer:
+  // a buffer holds its context, and the context holds this.
+  DATTN_CUDA_CHECK(cudaMalloc(&s->workspace, kWorkspaceBytes));
+  return s;
+}
+
 Lt& lt() {
   RunContext& context = current_context(Device::CUDA);
-  return context.extension_or<Lt>(&kLtKey, [&] {
-    auto s = std::make_unique<Lt>();
-    s->stream = static_cast<cudaStream_t>(context.stream());
-    DATTN_LT(cublasLtCreate(&s->handle));
-    // Plain cudaMalloc on the context's device (current inside its ContextScope), not a DeviceBuffer:
-    // a buffer holds its context, and the context holds this.
-    DATTN_CUDA_CHECK(cudaMalloc(&s->workspace, kWorkspaceBytes));
-    return s;
-  });
+  return context.extension_or<Lt>(&kLtKey, [&] { return make_lt(context); });
 }
 
 // Row-major Y = X Wᵀ is column-major Yᵀ[N, M] = W[K, N]ᵀ · Xᵀ[K, M]: A = W transposed, B = X, C = D = Yᵀ.
@@ -152,6 +155,13 @@ void gemm_xwt(const void* x, const void* w, const void* bias, void* y, i64 m, i6
   const float one = 1.0f, zero = 0.0f;
   DATTN_LT(cublasLtMatmul(s.handle, p.desc, &one, w, p.a, x, p.b, &zero, y, p.c, y, p.c, &p.algo, s.workspace,
                           kWorkspaceBytes, s.stream));
+}
+
+void prepare_gemm() {
+  RunContext& context = current_context(Device::CUDA);
+  if (context.extension(&kLtKey)) return;
+  std::unique_ptr<Lt> made = make_lt(context);  // the slow part, without holding the context's lock
+  context.extension_or<Lt>(&kLtKey, [&] { return std::move(made); });  // a state made meanwhile wins
 }
 
 std::size_t gemm_plan_count() {

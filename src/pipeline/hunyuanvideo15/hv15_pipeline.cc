@@ -13,6 +13,7 @@
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 #include "pipeline/common/component_slot.h"
+#include "pipeline/common/library_warmup.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/memory_check.h"
@@ -39,15 +40,16 @@ class Hv15Pipeline final : public Pipeline {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);
-    text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, [this] {
+    libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
+    text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, options.device, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
     });
-    transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, [this] {
+    transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, options.device, [this] {
       const Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
-    vae_ = ComponentSlot<HunyuanVideo15Vae>("vae", options.residency, [this] {
+    vae_ = ComponentSlot<HunyuanVideo15Vae>("vae", options.residency, options.device, [this] {
       // fp32 (on CUDA the convolutions use TF32 as PyTorch's do), or bf16 for a bf16 run on CUDA
       // (pipeline_vae_dtype).
       return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, vae_dtype_));
@@ -155,6 +157,7 @@ class Hv15Pipeline final : public Pipeline {
   ComponentSlot<HunyuanVideo15Transformer> transformer_;
   ComponentSlot<HunyuanVideo15Vae> vae_;
   DType vae_dtype_ = DType::F32;
+  pipeline::JoiningThread libraries_;  // last: joined before anything it runs beside is destroyed
 };
 
 }  // namespace

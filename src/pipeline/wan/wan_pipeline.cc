@@ -17,6 +17,7 @@
 #include "dattn/text/prompt_clean.h"
 #include "dattn/text/tokenizer.h"
 #include "pipeline/common/component_slot.h"
+#include "pipeline/common/library_warmup.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/stage_clock.h"
@@ -46,18 +47,19 @@ class WanPipeline final : public Pipeline {
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
-    text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, [this] {
+    libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
+    text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, options.device, [this] {
       // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
       const Umt5RunOptions o{options_.device, options_.dtype == DType::BF16 ? DType::BF16 : DType::F32};
       return std::make_unique<TextEncoder>(
           TextEncoder{T5Tokenizer::load(info_.tokenizer_dir), Umt5Encoder::load(info_.text_encoder_dir, o)});
     });
-    transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, [this] {
+    transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, options.device, [this] {
       WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps};
       return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
-    vae_ = ComponentSlot<WanVae>("vae", options.residency, [this] {
+    vae_ = ComponentSlot<WanVae>("vae", options.residency, options.device, [this] {
       // fp32 (diffusers runs this VAE in fp32; on CUDA the convolutions use TF32 tensor cores, as
       // PyTorch's do by default), or bf16 for a bf16 run on CUDA (pipeline_vae_dtype).
       return std::make_unique<WanVae>(WanVae::load(info_.vae_dir, options_.device, vae_dtype_));
@@ -187,6 +189,7 @@ class WanPipeline final : public Pipeline {
   ComponentSlot<WanTransformer> transformer_;
   ComponentSlot<WanVae> vae_;
   DType vae_dtype_ = DType::F32;
+  pipeline::JoiningThread libraries_;  // last: joined before anything it runs beside is destroyed
 };
 
 }  // namespace
