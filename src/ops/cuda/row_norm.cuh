@@ -12,9 +12,7 @@
 //   written from there; rows too long for shared memory are read again from global memory (L2).
 // Both reduce the mean and then the variance in two passes (no one-pass cancellation on rows with a
 // large mean).
-#include <cstdlib>
 #include <stdexcept>
-#include <string_view>
 
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/token_rows.cuh"
@@ -56,7 +54,6 @@ struct RowNormArgs {
   bool vec = false;    // 8-wide access (d % 8 == 0, aligned x and y)
   bool cached = false; // the row is kept in shared memory (d floats of dynamic shared memory)
   bool w_vec = false;  // 8-wide weight (and bias) loads
-  bool stage_params = false;  // group kernel: parameter rows staged in shared memory (see the kernel)
 };
 
 // The first element of row r's output.
@@ -110,9 +107,8 @@ __device__ __forceinline__ float rope1(const RowNormArgs& p, i64 r, i64 c, float
   return col % 2 == 0 ? n * cr[col] - m * sr[col + 1] : m * sr[col] + n * cr[col - 1];
 }
 
-// The float32 parameter rows a row of the group kernel reads: the modulation's shift and scale rows
-// (LayerModulated) and the residual's gate row, in shared memory when the block staged them, else in
-// global memory. Null when unused.
+// The float32 parameter rows a row reads: the modulation's shift and scale rows (LayerModulated) and the
+// residual's gate row (group kernel). Null when unused.
 struct ParamRows {
   const float* shift = nullptr;
   const float* scale = nullptr;
@@ -153,14 +149,6 @@ __device__ __forceinline__ void finish8(const RowNormArgs& p, const ParamRows& q
     x[j] = n;
   }
   if (K == NormKind::Rms && p.rope_cos) rope8(p, r, c, x);
-}
-
-// Whether tokens first..last all take one parameter row: the same run (a per-token table: not known).
-__device__ __forceinline__ bool one_param_row(const TokenRows& t, i64 first, i64 last) {
-  if (t.table) return false;
-  for (int i = 1; i < TokenRows::kMaxRuns; ++i)
-    if (i < t.runs && first < t.run_start[i] && last >= t.run_start[i]) return false;
-  return true;
 }
 
 // 8 elements of a row in registers: packed in the 16-bit dtype (Half) or as floats.
@@ -218,45 +206,18 @@ __device__ __forceinline__ void load_row_vec(const RowNormArgs& p, const ParamRo
   if (write) out.store(p.res_out, p.ex, e);
 }
 
-// Floats of dynamic shared memory the group kernel stages its parameter rows in (shift, scale, gate).
-inline i64 staged_param_floats(const RowNormArgs& p) { return ((p.params ? 2 : 0) + (p.res_params ? 1 : 0)) * p.d; }
-
-// G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced); each
-// group takes kIters rows, one per pass of the block. With p.stage_params the block first copies the
-// float32 parameter rows its rows share into shared memory: every row reads 2-3 of them (16-24 KB at
-// D = 2048 against 4 KB of bf16 row), which otherwise come from L1 or L2 once per row.
-template <NormKind K, int G, int V, bool Half, int kIters>
+// G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced). Staging
+// the float32 parameter rows in shared memory for blocks of 16 rows was measured slower on the H200
+// (bench/notes/hunyuanvideo15.md, fourth set): they are read from L1/L2 per row.
+template <NormKind K, int G, int V, bool Half>
 __global__ void row_norm_group_kernel(RowNormArgs p) {
-  extern __shared__ float4 staged_raw[];
-  float* staged = reinterpret_cast<float*>(staged_raw);
   const int lane = threadIdx.x % G;
-  const i64 groups = blockDim.x / G;
-  const i64 first = i64{blockIdx.x} * groups * kIters;
-  const i64 last = (first + groups * kIters < p.rows ? first + groups * kIters : p.rows) - 1;
-  ParamRows staged_rows;
-  const bool stage = p.stage_params && (!p.params || one_param_row(p.token_rows, first, last)) &&
-                     (!p.res_params || one_param_row(p.res_rows, first, last));
-  if (stage) {  // uniform over the block: every thread takes this branch or none does
-    const ParamRows g = global_param_rows(p, first);
-    const float* src[3] = {g.shift, g.scale, g.gate};
-    const float** dst[3] = {&staged_rows.shift, &staged_rows.scale, &staged_rows.gate};
-    float* next = staged;
-    for (int s = 0; s < 3; ++s) {
-      if (!src[s]) continue;
-      for (i64 i = threadIdx.x; i < p.d / 4; i += blockDim.x)
-        reinterpret_cast<float4*>(next)[i] = reinterpret_cast<const float4*>(src[s])[i];
-      *dst[s] = next;
-      next += p.d;
-    }
-    __syncthreads();
-  }
   const i64 nvec = p.d / 8;
   const float inv_d = 1.0f / static_cast<float>(p.d);
-#pragma unroll 1
-  for (int it = 0; it < kIters; ++it) {
-    const i64 row = first + it * groups + threadIdx.x / G;
+  {
+    const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
     const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
-    const ParamRows q = stage ? staged_rows : global_param_rows(p, r);
+    const ParamRows q = global_param_rows(p, r);
     Vec8<Half> x[V];
     float s = 0;
 #pragma unroll
@@ -270,7 +231,7 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
         for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
       }
     }
-    if constexpr (K == NormKind::Residual) continue;
+    if constexpr (K == NormKind::Residual) return;
     float mean = 0, inv;
     if (K == NormKind::Rms) {
       inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
@@ -287,7 +248,7 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
         }
       inv = 1.0f / sqrtf(group_sum<G>(qsum) * inv_d + p.eps);
     }
-    if (row >= p.rows) continue;
+    if (row >= p.rows) return;
     const i64 obase = out_base(p, r);
 #pragma unroll
     for (int j = 0; j < V; ++j) {
@@ -380,25 +341,15 @@ __global__ void row_norm_kernel(RowNormArgs p) {
   }
 }
 
-template <NormKind K, int G, int V, int kIters>
-void launch_group_iters(const RowNormArgs& p, cudaStream_t stream) {
-  // 128 threads: blocks of the 88-register rows (D = 3072) fit 5 to an SM where 256 fit 2.
-  constexpr int kThreads = 128, kRowsPerBlock = kThreads / G * kIters;
-  const auto blocks = static_cast<unsigned>((p.rows + kRowsPerBlock - 1) / kRowsPerBlock);
-  const auto smem = p.stage_params ? static_cast<std::size_t>(staged_param_floats(p)) * sizeof(float) : 0;
-  if (p.ex == Elt::F32)
-    row_norm_group_kernel<K, G, V, false, kIters><<<blocks, kThreads, smem, stream>>>(p);
-  else
-    row_norm_group_kernel<K, G, V, true, kIters><<<blocks, kThreads, smem, stream>>>(p);
-}
-
-// Rows whose parameter rows are staged run 4 per group (a block of 4-16 groups shares one copy); others 1.
 template <NormKind K, int G, int V>
 void launch_group(const RowNormArgs& p, cudaStream_t stream) {
-  if (p.stage_params)
-    launch_group_iters<K, G, V, 4>(p, stream);
+  // 128 threads: blocks of the 88-register rows (D = 3072) fit 5 to an SM where 256 fit 2.
+  constexpr int kThreads = 128, kRowsPerBlock = kThreads / G;
+  const auto blocks = static_cast<unsigned>((p.rows + kRowsPerBlock - 1) / kRowsPerBlock);
+  if (p.ex == Elt::F32)
+    row_norm_group_kernel<K, G, V, false><<<blocks, kThreads, 0, stream>>>(p);
   else
-    launch_group_iters<K, G, V, 1>(p, stream);
+    row_norm_group_kernel<K, G, V, true><<<blocks, kThreads, 0, stream>>>(p);
 }
 
 // Whether the group kernel takes these rows (8-wide access, up to 4096 elements): the only kernel that
@@ -434,12 +385,6 @@ inline void set_access_flags(RowNormArgs& p, DType dtype) {
   if (p.res_x && (!aligned(p.res_x) || !aligned(p.res_out) || p.eres == Elt::F64 || (p.res_params && !aligned(p.res_params))))
     p.vec = false;
   p.w_vec = p.w && p.ew != Elt::F64 && aligned(p.w) && (!p.b || (p.eb != Elt::F64 && aligned(p.b)));
-  // Staging needs 16-byte aligned parameter rows (float4 copies) and fits the default 48 KB of dynamic
-  // shared memory up to D = 4096. DATTN_ROW_NORM_STAGING=0 turns it off (benchmarks compare the two).
-  const char* env = std::getenv("DATTN_ROW_NORM_STAGING");
-  const bool allowed = !(env && std::string_view(env) == "0");
-  p.stage_params = allowed && p.vec && (p.params || p.res_params) && p.d % 4 == 0 &&
-                   staged_param_floats(p) * static_cast<i64>(sizeof(float)) <= 48 * 1024;
 }
 
 // Fills the access flags and the launch shape, then launches on `stream`. A residual sum (res_x) needs
