@@ -19,6 +19,7 @@
 #include "pipeline/common/component_slot.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
+#include "pipeline/common/parallel_checks.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/video_frames.h"
 #include "pipeline/wan/request_memory.h"
@@ -45,7 +46,9 @@ class WanPipeline final : public Pipeline {
     // Sequential by default: on the H200 at Wan2.2-5B size both strategies step in the same time (524.2
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
-    (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
+    pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
+                                     "WanPipeline's transformer");
+    (void)make_guidance(guidance_mode_, options.parallel.cfg);  // an unavailable strategy fails here
     text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, [this] {
       // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
       const Umt5RunOptions o{options_.device, options_.dtype == DType::BF16 ? DType::BF16 : DType::F32};
@@ -84,6 +87,8 @@ class WanPipeline final : public Pipeline {
 
   void check(const GenerationRequest& request) const override {
     check_wan_request(info_, request);
+    const double scale = request.guidance_scale.value_or(default_guidance_scale());
+    pipeline::check_cfg_parallel_request(guidance_mode_, scale > 1.0, scale);
     const ContextScope bound(*context_);  // the device whose free memory counts
     pipeline::check_memory_fits(wan_request_memory(info_, request, options_),
                                 "try a smaller --height/--width or fewer --num-frames");
@@ -141,7 +146,7 @@ class WanPipeline final : public Pipeline {
     auto model = transformer_.acquire(report.stage_ms);
     report.attention = model->attention_resolutions();
     StageClock clock;
-    const auto guidance = make_guidance(guidance_mode_);
+    const auto guidance = make_guidance(guidance_mode_, options_.parallel.cfg);
     pipeline::DenoiseInputs inputs{latents_on_run_device(noise), std::move(prompt), std::move(negative),
                                    request.guidance_scale.value_or(default_guidance_scale())};
     Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
