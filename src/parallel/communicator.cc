@@ -8,4 +8,9 @@ Tensor all_gather_on_device(Communicator& communicator, const Tensor& local) {
   return communicator.all_gather(local.to(Device::CPU)).to(local.device());
 }
 
+Tensor all_to_all_on_device(Communicator& communicator, const Tensor& input, int scatter_dim, int gather_dim) {
+  if (communicator.moves(input.device())) return communicator.all_to_all(input, scatter_dim, gather_dim);
+  return communicator.all_to_all(input.to(Device::CPU), scatter_dim, gather_dim).to(input.device());
+}
+
 }  // namespace dattn::parallel

@@ -71,8 +71,8 @@ refused() {  # refused RANKS MESSAGE ARGS...: every rank exits with an error con
 }
 refused 4 "--ulysses-degree 4: WanPipeline's transformer has 2 attention heads, not a multiple of 4; expected 1 or 2" \
   "${wan[@]}" --ulysses-degree 4 --output "$work/u.safetensors"
-refused 2 "--ulysses-degree 2: Ulysses sequence parallel is not built yet" "${wan[@]}" --ulysses-degree 2 \
-  --output "$work/u.safetensors"
+refused 2 "--ulysses-degree 2: Ulysses sequence parallel is not built yet for HunyuanVideo15Pipeline's transformer" \
+  "${hv15[@]}" --ulysses-degree 2 --output "$work/u.safetensors"
 refused 2 "--tensor-parallel-size 2: tensor parallel is not built yet" "${hv15[@]}" --tensor-parallel-size 2 \
   --output "$work/t.safetensors"
 refused 2 "--cfg-parallel-size 2 with --guidance batched: expected --guidance cfg-parallel" "${wan[@]}" \

@@ -14,7 +14,7 @@ void add_parallel_options(CLI::App& app, ParallelFlags& flags) {
                  "Ranks that split each layer's heads and FFN (not built yet: 1 only)")
       ->group(group)->capture_default_str();
   app.add_option("--ulysses-degree", flags.degrees.ulysses,
-                 "Ranks that split the video sequence, exchanging heads around attention (not built yet: 1 only)")
+                 "Ranks that split the video tokens, exchanging heads around self-attention (Wan; heads must divide by it)")
       ->group(group)->capture_default_str();
   app.add_option("--cfg-parallel-size", flags.degrees.cfg,
                  "1, or 2: the conditional and unconditional guidance branches on two ranks (guidance scale > 1)")

@@ -46,6 +46,9 @@ class Communicator {
 // device's tensors (a CUDA run over MPI without NCCL), the result on the tensor's device.
 Tensor all_gather_on_device(Communicator& communicator, const Tensor& local);
 
+// all_to_all of a tensor on any device, through the host like all_gather_on_device.
+Tensor all_to_all_on_device(Communicator& communicator, const Tensor& input, int scatter_dim, int gather_dim);
+
 // Size 1: the collectives return their input (all_gather a copy of it), split returns another one.
 std::shared_ptr<Communicator> make_single_process_communicator();
 

@@ -27,19 +27,27 @@ void check_head_split(const char* flag, int degree, std::int64_t heads, const st
 }  // namespace
 
 void check_parallel_degrees(const PipelineOptions& options, GuidanceMode mode, std::int64_t attention_heads,
-                            const std::string& transformer) {
+                            const std::string& transformer, bool has_ulysses) {
   const parallel::ParallelDegrees& d = options.parallel.degrees;
   check_head_split("--tensor-parallel-size", d.tensor_parallel, attention_heads, transformer);
   check_head_split("--ulysses-degree", d.ulysses, attention_heads, transformer);
   if (d.tensor_parallel > 1)
     throw UserError("--tensor-parallel-size " + std::to_string(d.tensor_parallel) +
                     ": tensor parallel is not built yet (docs/parallel.md); expected 1");
-  if (d.ulysses > 1)
-    throw UserError("--ulysses-degree " + std::to_string(d.ulysses) +
-                    ": Ulysses sequence parallel is not built yet (docs/parallel.md); expected 1");
+  if (d.ulysses > 1 && !has_ulysses)
+    throw UserError("--ulysses-degree " + std::to_string(d.ulysses) + ": Ulysses sequence parallel is not built yet for " +
+                    transformer + " (docs/parallel.md); expected 1");
   if (d.cfg == 2 && mode != GuidanceMode::CfgParallel)
     throw UserError("--cfg-parallel-size 2 with --guidance " + std::string(guidance_mode_name(mode)) +
                     ": expected --guidance cfg-parallel (or no --guidance)");
+}
+
+void check_ulysses_tokens(const PipelineOptions& options, std::int64_t tokens) {
+  const int u = options.parallel.degrees.ulysses;
+  if (u > 1 && tokens % u != 0)
+    throw UserError("--ulysses-degree " + std::to_string(u) + ": this request has " + std::to_string(tokens) +
+                    " latent video tokens, not a multiple of " + std::to_string(u) +
+                    "; expected --height, --width and --num-frames whose token count divides by it");
 }
 
 void check_cfg_parallel_request(GuidanceMode mode, bool guidance, double scale) {

@@ -40,7 +40,7 @@ class Hv15Pipeline final : public Pipeline {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
-                                     "HunyuanVideo15Pipeline's transformer");
+                                     "HunyuanVideo15Pipeline's transformer", false);
     (void)make_guidance(guidance_mode_, options.parallel.cfg);
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);

@@ -47,7 +47,7 @@ class WanPipeline final : public Pipeline {
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
-                                     "WanPipeline's transformer");
+                                     "WanPipeline's transformer", true);
     (void)make_guidance(guidance_mode_, options.parallel.cfg);  // an unavailable strategy fails here
     text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, [this] {
       // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
@@ -56,7 +56,8 @@ class WanPipeline final : public Pipeline {
           TextEncoder{T5Tokenizer::load(info_.tokenizer_dir), Umt5Encoder::load(info_.text_encoder_dir, o)});
     });
     transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, [this] {
-      WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps};
+      WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps,
+                      options_.parallel.ulysses};
       return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
@@ -89,6 +90,9 @@ class WanPipeline final : public Pipeline {
     check_wan_request(info_, request);
     const double scale = request.guidance_scale.value_or(default_guidance_scale());
     pipeline::check_cfg_parallel_request(guidance_mode_, scale > 1.0, scale);
+    const Shape latents = latent_shape(request);
+    const auto& patch = info_.transformer.patch_size;
+    pipeline::check_ulysses_tokens(options_, latents[2] / patch[0] * (latents[3] / patch[1]) * (latents[4] / patch[2]));
     const ContextScope bound(*context_);  // the device whose free memory counts
     pipeline::check_memory_fits(wan_request_memory(info_, request, options_),
                                 "try a smaller --height/--width or fewer --num-frames");
