@@ -41,6 +41,7 @@ RunRanks join_ranks(const ParallelFlags& flags, Device device) {
   }
   r.groups = r.world.size() > 1 ? parallel::make_groups(r.world.communicator(), flags.degrees)
                                 : parallel::single_process_groups();
+  r.groups = parallel::with_device_transport(r.groups, device, r.device_index);
   return r;
 }
 

@@ -5,6 +5,8 @@
 // parallel, then Ulysses) are neighbours, on one host when the hosts' ranks are consecutive.
 #include <memory>
 
+#include "dattn/core/device.h"
+
 #include "dattn/parallel/communicator.h"
 
 namespace dattn::parallel {
@@ -32,5 +34,10 @@ ParallelGroups single_process_groups();
 // Splits `world` (whose size check_degrees accepted) into the groups of the rank layout above.
 // Collective over `world`.
 ParallelGroups make_groups(const std::shared_ptr<Communicator>& world, const ParallelDegrees& degrees);
+
+// The groups a run on `device` communicates through: on CUDA in a build with NCCL, an NCCL communicator
+// (on GPU `device_index`, bootstrapped through the MPI group) for each group of more than one rank;
+// otherwise `groups` itself (CUDA tensors then go through the host). Collective over the world.
+ParallelGroups with_device_transport(const ParallelGroups& groups, Device device, int device_index);
 
 }  // namespace dattn::parallel

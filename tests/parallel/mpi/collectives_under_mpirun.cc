@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include "dattn/core/device.h"
 #include "dattn/core/error.h"
+#include "dattn/core/run_context.h"
 #include "dattn/parallel/communicator.h"
 #include "dattn/parallel/groups.h"
 #include "dattn/parallel/world.h"
@@ -122,6 +124,37 @@ TEST_F(MpiCollectives, RanksPassingDifferentShapesGetAnErrorNotAHang) {
   EXPECT_THROW(g_world->all_gather(t), UserError);
   Tensor u = Tensor::zeros({2}, rank() == 0 ? DType::F32 : DType::BF16);
   EXPECT_THROW(g_world->all_reduce_sum(u), UserError);
+}
+
+// The same collectives over NCCL on CUDA tensors, where this build has NCCL and the host a GPU per rank:
+// the groups' device transport (with_device_transport) of a Ulysses group of every rank.
+TEST(NcclCollectives, GatherSumAndExchangeCudaTensors) {
+  if (!parallel::built_with_nccl()) GTEST_SKIP() << "this build has no NCCL (a CUDA build that found nccl.h)";
+  const parallel::LaunchInfo launch = parallel::launch_from_environment();
+  if (cuda_device_count() <= launch.local_rank) GTEST_SKIP() << "no GPU for local rank " << launch.local_rank;
+  const int p = g_world->size(), r = g_world->rank();
+  parallel::ParallelDegrees d;
+  d.ulysses = p;
+  const auto context = RunContext::create(Device::CUDA, launch.local_rank);
+  const ContextScope bound(*context);
+  const parallel::ParallelGroups groups =
+      parallel::with_device_transport(parallel::make_groups(g_world, d), Device::CUDA, launch.local_rank);
+  parallel::Communicator& nccl = *groups.ulysses;
+  EXPECT_EQ(nccl.transport(), "nccl");
+  const Tensor gathered = nccl.all_gather(Tensor::from_f32({1.0f * r, 2.0f * r}, {1, 2}).to(Device::CUDA));
+  std::vector<float> want;
+  for (int q = 0; q < p; ++q) want.insert(want.end(), {1.0f * q, 2.0f * q});
+  EXPECT_EQ(gathered.to_f32_vector(), want);
+  Tensor sum = Tensor::from_f32({1.0f * (r + 1)}, {1}, DType::BF16).to(Device::CUDA);
+  nccl.all_reduce_sum(sum);
+  EXPECT_EQ(sum.to_f32_vector(), std::vector<float>{static_cast<float>(p * (p + 1) / 2)});
+  std::vector<float> row, col;
+  for (int j = 0; j < p; ++j) row.push_back(static_cast<float>(r * p + j));
+  for (int q = 0; q < p; ++q) col.push_back(static_cast<float>(q * p + r));
+  const Tensor exchanged = nccl.all_to_all(Tensor::from_f32(row, {1, 1, p}).to(Device::CUDA), 2, 1);
+  EXPECT_EQ(exchanged.shape(), (Shape{1, p, 1}));
+  EXPECT_EQ(exchanged.to_f32_vector(), col);
+  nccl.barrier();
 }
 
 // On ranks other than 0: each failed assertion, prefixed with the rank, instead of the full report.
