@@ -71,7 +71,7 @@ function(dattn_check_layers root)
   string(APPEND _errors "${_backend_errors}")
   if(_errors)
     message(FATAL_ERROR "dattn: the layer rule is broken (a layer includes only itself and the layers "
-                        "below it: core | io, text | attention, ops | models | pipeline | serve):${_errors}")
+                        "below it: core | io, text, parallel | attention, ops | models | pipeline | serve):${_errors}")
   endif()
 endfunction()
 
