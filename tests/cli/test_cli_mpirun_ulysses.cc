@@ -2,7 +2,8 @@
 // golden Wan pipeline against one process. The bound is float32 rounding, not equality: each rank's
 // GEMMs run on half the token rows and the attention backend on half the heads, and the kernels may
 // block and sum those differently (measured: video rel L2 2.8e-7, max abs 8.3e-7 on [0, 1] frames).
-// Ulysses 2 x CFG 2 on 4 ranks must then equal Ulysses 2 alone exactly (the CFG split adds no rounding).
+// Ulysses 2 x CFG 2 on 4 ranks must then equal Ulysses 2 alone exactly (the CFG split adds no rounding),
+// and batched guidance (batch 2 through the token slices and the gather) meets the same bound.
 #include <unistd.h>
 
 #include <sys/wait.h>
@@ -80,7 +81,17 @@ TEST(CliUlysses, TwoRanksMatchOneProcessToFloat32Rounding) {
   const CliResult four = mpirun(4, wan_args(u2c2) + " --ulysses-degree 2 --cfg-parallel-size 2");
   ASSERT_EQ(four.status, 0) << four.err;
   EXPECT_EQ(video(u2c2), got);
-  for (const std::string& p : {single, u2, u2c2}) fs::remove(p);
+
+  // Batched guidance: two batch items per forward, so each rank slices and gathers the tokens of both.
+  const std::string batched = work_path("u2b.safetensors");
+  const CliResult b = mpirun(2, wan_args(batched) + " --ulysses-degree 2 --guidance batched");
+  ASSERT_EQ(b.status, 0) << b.err;
+  const std::vector<double> got_b = video(batched);
+  ASSERT_EQ(got_b.size(), want.size());
+  const ErrorStats eb = compare(got_b.data(), want.data(), want.size());
+  EXPECT_LE(eb.rel_l2, 2e-6) << describe(eb);
+  EXPECT_LE(eb.max_abs, 1e-5) << describe(eb);
+  for (const std::string& p : {single, u2, u2c2, batched}) fs::remove(p);
 }
 
 TEST(CliUlysses, RefusesTokenCountsThatDoNotSplit) {
