@@ -1,7 +1,7 @@
 # The layer rule: a layer's sources (src/<layer>) and headers (include/dattn/<layer>) include only their
 # own layer and layers below it, never one above it or beside it. The order, bottom to top; layers on
 # one level are independent of each other:
-#   core | io, text | attention, ops | models | pipeline | serve      (tools/ sits on top and may use them all)
+#   core | io, text, parallel | attention, ops | models | pipeline | serve  (tools/ sits on top and may use them all)
 # Inside attention, the backends (src/attention/backends/<name>/) are independent of each other: what more
 # than one runs lives in src/attention/kernels/, which includes no backend.
 # Checked at configure time (CMakeLists.txt) and by the ctest test layer_includes, which runs
@@ -9,7 +9,7 @@
 if(CMAKE_SCRIPT_MODE_FILE)
   cmake_minimum_required(VERSION 3.25)  # script mode: the policies of a 3.25 project (IN_LIST)
 endif()
-set(DATTN_LAYER_LEVELS "core" "io,text" "attention,ops" "models" "pipeline" "serve")
+set(DATTN_LAYER_LEVELS "core" "io,text,parallel" "attention,ops" "models" "pipeline" "serve")
 
 # Sets <out_level> to the level (0 = bottom) of `layer`, or -1 when it is none.
 function(dattn_layer_level layer out_level)
@@ -33,8 +33,8 @@ function(dattn_check_layers root)
   foreach(_entry IN LISTS _entries)
     dattn_layer_level("${_entry}" _level)
     if(_level EQUAL -1)
-      string(APPEND _errors "\n  src/${_entry}: not a layer; expected one of core, io, text, attention, ops, "
-                            "models, pipeline, serve (cmake/CheckLayers.cmake)")
+      string(APPEND _errors "\n  src/${_entry}: not a layer; expected one of core, io, text, parallel, attention, "
+                            "ops, models, pipeline, serve (cmake/CheckLayers.cmake)")
     endif()
   endforeach()
   foreach(_names IN LISTS DATTN_LAYER_LEVELS)
@@ -71,7 +71,7 @@ function(dattn_check_layers root)
   string(APPEND _errors "${_backend_errors}")
   if(_errors)
     message(FATAL_ERROR "dattn: the layer rule is broken (a layer includes only itself and the layers "
-                        "below it: core | io, text | attention, ops | models | pipeline | serve):${_errors}")
+                        "below it: core | io, text, parallel | attention, ops | models | pipeline | serve):${_errors}")
   endif()
 endfunction()
 

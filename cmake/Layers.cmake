@@ -1,5 +1,5 @@
 # One static library per layer of src/ (cmake/CheckLayers.cmake states the order):
-#   dattn_core (src/core, with src/core/cuda) <- dattn_io, dattn_text <- dattn_attention, dattn_ops
+#   dattn_core (src/core, with src/core/cuda) <- dattn_io, dattn_text, dattn_parallel <- dattn_attention, dattn_ops
 #   <- dattn_models <- dattn_pipeline <- dattn_serve <- the dattn executable (tools/dattn)
 # A layer links only the layers below it, so a call upward or sideways fails to link as an include
 # upward or sideways fails the configure-time check.
@@ -60,6 +60,29 @@ target_link_libraries(dattn_text PRIVATE PkgConfig::SENTENCEPIECE)  # the T5 tok
 # The byte-level BPE tokenizer: PCRE2 runs tokenizer.json's split regex, utf8proc its NFC normalizer.
 target_link_libraries(dattn_text PRIVATE PkgConfig::PCRE2 PkgConfig::UTF8PROC)
 
+# The communicators of multi-rank runs (cmake/Parallel.cmake): MPI for CPU tensors and the ranks' start,
+# NCCL for CUDA tensors; without MPI, parallel/no_mpi.cc stands in (a multi-rank launch is refused).
+set(_parallel_exclude "")
+if(DATTN_HAVE_MPI)
+  list(APPEND _parallel_exclude "src/parallel/no_mpi\\.cc$")
+else()
+  list(APPEND _parallel_exclude "src/parallel/mpi_[a-z_]+\\.cc$")
+endif()
+if(NOT DATTN_HAVE_NCCL)
+  list(APPEND _parallel_exclude "src/parallel/nccl_[a-z_]+\\.cc$")
+endif()
+dattn_add_layer(parallel DEPS dattn_core EXCLUDE ${_parallel_exclude})
+if(DATTN_HAVE_MPI)
+  target_link_libraries(dattn_parallel PRIVATE MPI::MPI_C)
+  # mpi.h from C++ would declare OpenMPI's deprecated C++ bindings, which libmpi (C) does not define.
+  target_compile_definitions(dattn_parallel PRIVATE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+endif()
+if(DATTN_HAVE_NCCL)
+  target_compile_definitions(dattn_parallel PRIVATE DATTN_WITH_NCCL=1)
+  target_include_directories(dattn_parallel PRIVATE ${NCCL_INCLUDE_DIR})
+  target_link_libraries(dattn_parallel PRIVATE ${NCCL_LIBRARY})
+endif()
+
 dattn_add_layer(attention DEPS dattn_core)
 # SPARSE_BLOCK's mask sums must round like the CUDA estimator's separate multiplies and adds: no fused
 # multiply-add contraction, whatever -march a build adds (GCC contracts by default where FMA exists).
@@ -79,9 +102,9 @@ if(DATTN_HAVE_CUDA)
   target_link_libraries(dattn_ops PRIVATE dattn_cudnn)  # ops::CausalConv3d's convolutions (cmake/Cuda.cmake)
 endif()
 
-dattn_add_layer(models DEPS dattn_attention dattn_ops dattn_io dattn_text)
+dattn_add_layer(models DEPS dattn_attention dattn_ops dattn_io dattn_text dattn_parallel)
 
-dattn_add_layer(pipeline DEPS dattn_models)
+dattn_add_layer(pipeline DEPS dattn_models dattn_parallel)
 
 # The HTTP server of `dattn serve`: the job store in SQLite, HTTP through cpp-httplib (DATTN_SERVE).
 if(DATTN_HAVE_SERVE)

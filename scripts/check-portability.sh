@@ -22,6 +22,14 @@ if pkg-config --exists "${ffmpeg_modules[@]}"; then
 else  # as CMakeLists.txt: the FFmpeg encoders and reader are left out without FFmpeg
   files=$(grep -Ev 'src/io/video/(mp4_writer|png_writer|video_reader)\.cc$' <<<"$files")
 fi
+# The MPI communicator with OpenMPI's headers (mpi.h outside the default path), left out without them as
+# CMake does; the NCCL one needs CUDA's headers, checked by the CUDA build only.
+if pkg-config --exists ompi-c; then
+  flags+=($(pkg-config --cflags ompi-c) -DOMPI_SKIP_MPICXX=1)
+else
+  files=$(grep -Ev 'src/parallel/mpi_[a-z_]+\.cc$' <<<"$files")
+fi
+files=$(grep -Ev 'src/parallel/nccl_[a-z_]+\.cc$' <<<"$files")
 count=$(wc -l <<<"$files")
 log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT

@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
           libopenblas-dev libsentencepiece-dev libpcre2-dev libutf8proc-dev libavcodec-dev libavformat-dev libavutil-dev libswscale-dev
           libsqlite3-dev libcpp-httplib-dev curl  # dattn serve: job store, HTTP; curl runs the README's example
+          libopenmpi-dev openmpi-bin  # multi-rank runs (src/parallel) and their mpirun tests
           clang libc++-dev libc++abi-dev libomp-dev)  # the last four: scripts/check-portability.sh
 missing=()
 for p in "${packages[@]}"; do

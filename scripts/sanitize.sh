@@ -14,9 +14,12 @@ jobs=${JOBS:-$(nproc)}
 command -v clang++ >/dev/null || { echo "sanitize: clang++ not found; run scripts/install-deps.sh" >&2; exit 1; }
 
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -fno-omit-frame-pointer -O1 -g1"
+# Without MPI: OpenMPI 4.1's MPI_Init leaves allocations that LeakSanitizer reports at exit, from plugins
+# it has unloaded by then (stacks of "<unknown module>", so no suppression can name them); the mpirun tests
+# run in the normal build (make test), and here the MPI collectives' binary skips, saying why.
 if [ ! -f "$dir/CMakeCache.txt" ]; then
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-    -DDATTN_CUDA=off -DDATTN_BENCH=OFF -DDATTN_FUZZ=ON "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
+    -DDATTN_CUDA=off -DDATTN_MPI=off -DDATTN_BENCH=OFF -DDATTN_FUZZ=ON "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
 fi
 # allocator_may_return_null: an allocation no machine can meet throws std::bad_alloc as without ASan (the

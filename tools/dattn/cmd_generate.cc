@@ -20,6 +20,7 @@
 #include "dattn/io/output_file.h"
 #include "dattn/io/video_writer.h"
 #include "dattn/model_option.h"
+#include "dattn/parallel_option.h"
 #include "dattn/pipeline/noise.h"
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/run_dtype_option.h"
@@ -39,6 +40,7 @@ struct GenerateOptions {
   std::string validate_against;            // a baseline backend: run the request again on it and compare
   std::optional<double> validate_min_psnr;  // dB; below it the command exits with kValidationFailed
   int validate_warmup_steps = 1;            // untimed steps per configuration before the timed pair
+  ParallelFlags parallel;
 };
 
 // Exit status when --validate-min-psnr is not met (the output and report are written all the same).
@@ -127,11 +129,15 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time
-  if (!o.guidance.empty()) {
-    options.guidance = parse_guidance_mode(o.guidance);
-    if (!options.guidance)
-      throw UserError("--guidance '" + o.guidance + "': expected sequential or batched");
-  }
+  // The ranks (mpirun's, or this process alone); every rank checks the same arguments the same way, so a
+  // bad one fails on all of them before any work. Only rank 0 makes folders and writes files.
+  RunRanks ranks = join_ranks(o.parallel, options.device);
+  const bool root = ranks.world.rank() == 0;
+  options.parallel = ranks.groups;
+  options.device_index = ranks.device_index;
+  options.guidance = run_guidance(o.parallel, guidance_from_option(o.guidance));
+  if (ranks.world.size() > 1 && !o.validate_against.empty())
+    throw UserError("--validate-against runs on one process: expected it without mpirun and parallel flags");
   std::unique_ptr<Pipeline> pipeline = load_pipeline(model_dir, options);
   GenerationRequest request;
   request.prompt = o.prompt;
@@ -154,9 +160,11 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     throw UserError("--validate-min-psnr needs --validate-against BACKEND (the run to compare with)");
   // The folders are made as `mkdir -p` would once the request is known to be good, then checked: the
   // report is written last, and a run must not end in "cannot write".
-  create_parent_folders(o.output, "output");
-  check_output_path(o.output, video);
-  if (!o.report.empty()) {
+  if (root) {
+    create_parent_folders(o.output, "output");
+    check_output_path(o.output, video);
+  }
+  if (root && !o.report.empty()) {
     create_parent_folders(o.report, "--report");
     check_output_file(o.report, "--report");
   }
@@ -177,6 +185,8 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   RunRecord record = run_recorded(*pipeline, request, "dattn", validate, &result);
   std::vector<std::pair<std::string, double>>& stage_ms = result.report.stage_ms;
   const std::vector<StageMemory>& stage_memory = result.report.stage_memory;
+  // Every rank ends with the same frames (the same latents, decoded by the same VAE): rank 0 writes them.
+  if (!root) return 0;
 
   const auto write_start = std::chrono::steady_clock::now();
   GenerateReport report;
@@ -218,6 +228,10 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     nlohmann::json j = summary_json(report);
     if (validation) j["validation"] = validation_json(*validation);
     j["stage_memory"] = stage_memory_json(stage_memory);
+    const parallel::ParallelDegrees& d = options.parallel.degrees;
+    j["parallel"] = {{"ranks", ranks.world.size()}, {"transport", std::string(ranks.world.communicator()->transport())},
+                     {"tensor_parallel_size", d.tensor_parallel}, {"ulysses_degree", d.ulysses},
+                     {"cfg_parallel_size", d.cfg}};
     std::int64_t device_peak = -1;
     for (const auto& m : stage_memory) device_peak = std::max(device_peak, m.peak_device_bytes);
     j["peak_device_bytes"] = device_peak >= 0 ? nlohmann::json(device_peak) : nlohmann::json(nullptr);
@@ -280,8 +294,10 @@ Command add_generate_command(CLI::App& root) {
       ->capture_default_str();
   app->add_option("--guidance", o->guidance,
                   "Classifier-free guidance strategy: batched (conditional and unconditional as one batch-2 "
-                  "forward) or sequential (two forwards); default: the model's choice (Wan: sequential)")
+                  "forward), sequential (two forwards) or cfg-parallel (one per rank, with --cfg-parallel-size 2); "
+                  "default: the model's choice (Wan: sequential), cfg-parallel with --cfg-parallel-size 2")
       ->type_name("MODE");
+  add_parallel_options(*app, o->parallel);
   app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
   app->add_option("--validate-against", o->validate_against,
                   "Run the same request again with every attention role on this backend (e.g. FLASH_ATTN) and "

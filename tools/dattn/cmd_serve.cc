@@ -11,6 +11,7 @@
 #include "dattn/command.h"
 #include "dattn/core/error.h"
 #include "dattn/device_option.h"
+#include "dattn/parallel_option.h"
 #include "dattn/model_option.h"
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/run_dtype_option.h"
@@ -24,6 +25,7 @@ struct ServeCommandOptions {
   std::string model, revision, served_model_name, device = "auto", dtype = "auto", vae_dtype = "auto", guidance,
       video_format = "mp4";
   serve::ServeOptions serve;
+  ParallelFlags parallel;
 };
 
 int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
@@ -35,10 +37,14 @@ int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
   options.vae_dtype = vae_dtype_from_option(o.vae_dtype);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::Resident;  // loaded once, for every request
-  if (!o.guidance.empty()) {
-    options.guidance = parse_guidance_mode(o.guidance);
-    if (!options.guidance) throw UserError("--guidance '" + o.guidance + "': expected sequential or batched");
-  }
+  options.guidance = guidance_from_option(o.guidance);
+  // One server process: the parallel flags are dattn generate's (under mpirun) for now.
+  if (o.parallel.degrees.parallel() || parallel::launch_from_environment().size > 1)
+    throw UserError("dattn serve runs as one process: expected --tensor-parallel-size, --ulysses-degree and "
+                    "--cfg-parallel-size 1 and no mpirun (multi-rank runs are dattn generate's, docs/parallel.md)");
+  if (options.guidance == GuidanceMode::CfgParallel)
+    throw UserError("--guidance cfg-parallel needs two ranks, which dattn serve does not run: expected sequential "
+                    "or batched");
   const auto format = serve::parse_video_format(o.video_format);
   if (!format) throw UserError("--video-format '" + o.video_format + "': expected mp4 or safetensors");
   o.serve.video_format = *format;
@@ -96,6 +102,7 @@ Command add_serve_command(CLI::App& root) {
       ->capture_default_str();
   app->add_option("--guidance", o->guidance, "Classifier-free guidance strategy: batched or sequential")
       ->type_name("MODE");
+  add_parallel_options(*app, o->parallel);
   const char* limits = "Request limits (refused with 400 before queueing)";
   app->add_option("--max-width", s.limits.max_width)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
   app->add_option("--max-height", s.limits.max_height)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);

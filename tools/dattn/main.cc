@@ -13,6 +13,7 @@
 #include "dattn/command.h"
 #include "dattn/command_word.h"
 #include "dattn/help_footer.h"
+#include "dattn/rank_output.h"
 
 int main(int argc, char** argv) {
   using namespace dattn;
@@ -52,13 +53,13 @@ int main(int argc, char** argv) {
     }
     return 2;
   } catch (const UserError& e) {
-    std::fprintf(stderr, "dattn: error: %s\n", e.what());
+    std::fprintf(error_stream(), "%serror: %s\n", error_prefix().c_str(), e.what());
     return 2;
   } catch (const NumericError& e) {
-    std::fprintf(stderr, "dattn: numeric error: %s\n", e.what());
+    std::fprintf(error_stream(), "%snumeric error: %s\n", error_prefix().c_str(), e.what());
     return 3;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "dattn: internal error: %s\n", e.what());
+    std::fprintf(error_stream(), "%sinternal error: %s\n", error_prefix().c_str(), e.what());
     return 1;
   }
 }

@@ -1,13 +1,16 @@
 #pragma once
 // Classifier-free guidance strategies of the shared denoise loop: how the conditional and
 // unconditional predictions of one step are made. Sequential runs two batch-1 forwards; batched runs
-// one batch-2 forward (more work per launch, twice the activation memory); CFG-parallel (the two
-// branches on two GPUs) comes with the multi-GPU work.
+// one batch-2 forward (more work per launch, twice the activation memory); CFG-parallel runs one
+// branch on each rank of a CFG group of two (rank 0 the conditional, rank 1 the unconditional) and
+// gathers the two predictions, so every rank combines the same two tensors with the same formula and
+// steps its scheduler identically (no broadcast of the latents is needed).
 #include <memory>
 #include <optional>
 #include <string_view>
 
 #include "dattn/models/denoiser.h"
+#include "dattn/parallel/communicator.h"
 
 namespace dattn {
 
@@ -29,7 +32,9 @@ class Guidance {
   virtual Tensor velocity(const Denoiser& model, const Tensor& latents, double timestep, double scale) const = 0;
 };
 
-// UserError for CfgParallel until the multi-GPU runner provides it.
-std::unique_ptr<Guidance> make_guidance(GuidanceMode mode);
+// `cfg_group` is the CFG group of the run's ranks (parallel/groups.h), used by CfgParallel only, which
+// needs one of two ranks: UserError otherwise, naming --cfg-parallel-size.
+std::unique_ptr<Guidance> make_guidance(GuidanceMode mode,
+                                        const std::shared_ptr<parallel::Communicator>& cfg_group = nullptr);
 
 }  // namespace dattn

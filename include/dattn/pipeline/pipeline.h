@@ -22,6 +22,7 @@
 #include "dattn/core/run_context.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
+#include "dattn/parallel/groups.h"
 #include "dattn/pipeline/guidance.h"
 
 namespace dattn {
@@ -46,6 +47,10 @@ struct PipelineOptions {
   std::optional<GuidanceMode> guidance;
   // The VAE decoder's activations (fp32, or bf16 on CUDA); when not given, pipeline_vae_dtype's rule.
   std::optional<DType> vae_dtype;
+  // The run's ranks (docs/parallel.md): one process unless started by mpirun. With a CFG group of two,
+  // guidance is CfgParallel; every rank runs the whole request (text encoding and VAE replicated) and
+  // ends with the same latents and frames. Tensor parallel and Ulysses degrees > 1 are refused (not built).
+  parallel::ParallelGroups parallel = parallel::single_process_groups();
 };
 
 // The dtype the pipeline's VAE decodes in: options.vae_dtype when given, else bf16 for a bf16 run on

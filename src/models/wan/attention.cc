@@ -11,11 +11,20 @@
 namespace dattn::wan {
 
 Attention::Attention(std::string name, const AttentionRoleDecl& decl, float eps, const AttentionSettings& settings,
-                     Device device)
-    : heads_(decl.nominal.heads_q), head_dim_(decl.nominal.head_dim), eps_(eps), dtype_(decl.nominal.dtype) {
+                     Device device, std::shared_ptr<parallel::Communicator> ulysses)
+    : heads_(decl.nominal.heads_q),
+      head_dim_(decl.nominal.head_dim),
+      ulysses_(ulysses && ulysses->size() > 1 ? std::move(ulysses) : nullptr),
+      eps_(eps),
+      dtype_(decl.nominal.dtype) {
   // Resolved and checked for the declaration's nominal shape: dtype, heads and head dim are the ones
-  // every call will have, the lengths are nominal.
-  layer_ = std::make_unique<AttentionLayer>(std::move(name), decl.role, decl.category, settings, decl.nominal, device);
+  // every call will have (under Ulysses, this rank's share of the heads), the lengths are nominal.
+  AttentionShape shape = decl.nominal;
+  if (ulysses_) {
+    shape.heads_q /= ulysses_->size();
+    shape.heads_kv /= ulysses_->size();
+  }
+  layer_ = std::make_unique<AttentionLayer>(std::move(name), decl.role, decl.category, settings, shape, device);
 }
 
 Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tensor& context, const RopeTables* rope,
@@ -28,15 +37,24 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
     return ops::rms_norm_rope_interleaved(h.reshape({b, len, 1, heads_ * head_dim_}), eps_, gain, rope->cos, rope->sin)
         .reshape({b, len, heads_, head_dim_});
   };
-  const Tensor q = norm(x, w.to_q, w.norm_q, s);
-  const Tensor k = norm(context, w.to_k, w.norm_k, l);
-  const Tensor v = ops::linear(context, w.to_v.weight, w.to_v.bias).reshape({b, l, heads_, head_dim_});
-  Tensor out = Tensor::empty({b, s, heads_, head_dim_}, dtype_, x.device());
+  Tensor q = norm(x, w.to_q, w.norm_q, s);
+  Tensor k = norm(context, w.to_k, w.norm_k, l);
+  Tensor v = ops::linear(context, w.to_v.weight, w.to_v.bias).reshape({b, l, heads_, head_dim_});
+  // Ulysses: this rank's tokens of every head -> every token of this rank's heads. The norm across heads
+  // and the rotary embedding ran per token above, before the exchange.
+  const std::int64_t ranks = ulysses_ ? ulysses_->size() : 1, heads = heads_ / ranks;
+  if (ulysses_) {
+    q = parallel::all_to_all_on_device(*ulysses_, q, 2, 1);
+    k = parallel::all_to_all_on_device(*ulysses_, k, 2, 1);
+    v = parallel::all_to_all_on_device(*ulysses_, v, 2, 1);
+  }
+  const std::int64_t seq_q = s * ranks, seq_k = l * ranks;
+  Tensor out = Tensor::empty({b, seq_q, heads, head_dim_}, dtype_, x.device());
   AttentionProblem p;
   p.shape.batch = b;
-  p.shape.seq_q = s;
-  p.shape.seq_k = l;
-  p.shape.heads_q = p.shape.heads_kv = heads_;
+  p.shape.seq_q = seq_q;
+  p.shape.seq_k = seq_k;
+  p.shape.heads_q = p.shape.heads_kv = heads;
   p.shape.head_dim = head_dim_;
   p.shape.dtype = dtype_;
   p.q = q.data(), p.k = k.data(), p.v = v.data(), p.out = out.data();
@@ -48,6 +66,7 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
     capture(capture_prefix + ".v", v);
     capture(capture_prefix + ".out", out);
   }
+  if (ulysses_) out = parallel::all_to_all_on_device(*ulysses_, out, 1, 2);  // back to this rank's tokens
   return ops::linear(out.reshape({b, s, heads_ * head_dim_}), w.to_out.weight, w.to_out.bias);
 }
 

@@ -7,6 +7,7 @@
 #include "dattn/attention/layer.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/attention_roles.h"
+#include "dattn/parallel/communicator.h"
 #include "models/wan/capture.h"
 #include "models/wan/rope_tables.h"
 #include "models/wan/weights.h"
@@ -19,8 +20,10 @@ class Attention {
   // "cross", dattn/models/attention_roles.h). The backend is resolved and checked here, for the
   // declaration's nominal shape on `device` (ConfigError when an explicit choice cannot run it), before
   // any weight is read.
+  // With a Ulysses group of P > 1 ranks (self-attention only), x holds this rank's S/P tokens: q, k and
+  // v are exchanged to [B, S, H/P, D] around the backend (resolved for H/P heads) and the output back.
   Attention(std::string name, const AttentionRoleDecl& decl, float eps, const AttentionSettings& settings,
-            Device device);
+            Device device, std::shared_ptr<parallel::Communicator> ulysses = nullptr);
 
   // x [B, S, D] attends to context [B, L, D] (x itself for self-attention); rope is applied to q and k
   // when given. Captures `capture_prefix`.{q, k, v, out} (the backend's BSHD inputs and output).
@@ -31,6 +34,7 @@ class Attention {
 
  private:
   std::int64_t heads_, head_dim_;
+  std::shared_ptr<parallel::Communicator> ulysses_;  // null: the whole sequence is here
   float eps_;
   DType dtype_;
   std::unique_ptr<AttentionLayer> layer_;

@@ -15,10 +15,10 @@ enum : int { kShiftMsa = 0, kScaleMsa, kGateMsa, kShiftFfn, kScaleFfn, kGateFfn 
 }  // namespace
 
 Block::Block(std::int64_t index, const WanTransformerConfig& config, const AttentionSettings& settings, DType dtype,
-             Device device)
+             Device device, const std::shared_ptr<parallel::Communicator>& ulysses)
     : prefix_("blocks." + std::to_string(index)),
       eps_(static_cast<float>(config.eps)),
-      attn1_(prefix_ + ".attn1", find_role(wan_attention_roles(config, dtype), "self"), eps_, settings, device),
+      attn1_(prefix_ + ".attn1", find_role(wan_attention_roles(config, dtype), "self"), eps_, settings, device, ulysses),
       attn2_(prefix_ + ".attn2", find_role(wan_attention_roles(config, dtype), "cross"), eps_, settings, device) {}
 
 Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text, const Tensor& timestep_proj,

@@ -1,6 +1,7 @@
 #pragma once
 // WanTransformerBlock: modulated self-attention, cross-attention to the text, modulated feed-forward,
 // each added back to the residual stream (gated for the modulated ones).
+#include <memory>
 #include <string>
 
 #include "dattn/models/wan/config.h"
@@ -12,8 +13,9 @@ namespace dattn::wan {
 class Block {
  public:
   // Builds (resolves and checks) the two attention layers; weights come with each forward.
+  // `ulysses`: the sequence-parallel group of the self-attention (null or size 1: none).
   Block(std::int64_t index, const WanTransformerConfig& config, const AttentionSettings& settings, DType dtype,
-        Device device);
+        Device device, const std::shared_ptr<parallel::Communicator>& ulysses = nullptr);
 
   // x [B, S, D]; text [B, L, D]; timestep_proj [R, 6 D] with the row of each token; rope for the grid.
   Tensor forward(const BlockWeights& w, const Tensor& x, const Tensor& text, const Tensor& timestep_proj,

@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "models/wan/block.h"
 #include "models/wan/condition.h"
 #include "models/wan/rope_tables.h"
+#include "models/wan/sequence_shard.h"
 #include "models/wan/weights.h"
 
 namespace dattn {
@@ -48,7 +51,7 @@ WanTransformer WanTransformer::load(const std::string& dir, const WanRunOptions&
   // gigabytes of weights are read.
   for (std::int64_t i = 0; i < impl->config.num_layers; ++i)
     impl->blocks.push_back(
-        std::make_unique<wan::Block>(i, impl->config, options.attention, options.dtype, options.device));
+        std::make_unique<wan::Block>(i, impl->config, options.attention, options.dtype, options.device, options.ulysses));
   WeightStore store(dir);
   impl->weights = wan::load_weights(store, impl->config, options.dtype, options.device);
   return WanTransformer(std::move(impl));
@@ -131,14 +134,24 @@ Tensor WanTransformer::forward(const Tensor& hidden_states, const Tensor& timest
   const wan::Conditioning cond = wan::condition(w, c, t, g.per_token, g.batch, g.tokens,
                                                 ops::cast(encoder_hidden_states.to(device), dtype), capture);
 
+  // Ulysses: from here to the output projection every per-token step runs on this rank's tokens only.
+  parallel::Communicator* ulysses =
+      impl_->options.ulysses && impl_->options.ulysses->size() > 1 ? impl_->options.ulysses.get() : nullptr;
+  const wan::TokenRange shard = ulysses ? wan::token_shard(*ulysses, g.tokens) : wan::TokenRange{0, g.tokens};
+  const wan::RopeTables local_rope = ulysses ? wan::slice_rope(rope, shard) : rope;
+  std::vector<std::int32_t> local_rows;
+  if (ulysses) local_rows = wan::slice_rows(cond.row_of_token, g.batch, g.tokens, shard);
+  const std::vector<std::int32_t>& rows = ulysses ? local_rows : cond.row_of_token;
+  if (ulysses) x = wan::slice_tokens(x, shard);
   for (std::size_t i = 0; i < impl_->blocks.size(); ++i)
-    x = impl_->blocks[i]->forward(w.blocks[i], x, cond.text, cond.timestep_proj, cond.row_of_token, rope, capture);
+    x = impl_->blocks[i]->forward(w.blocks[i], x, cond.text, cond.timestep_proj, rows, local_rope, capture);
 
   // Output norm: shift and scale are scale_shift_table + temb (no SiLU), per distinct timestep row.
   const std::int64_t d = c.inner_dim();
-  ops::TokenModulation mod{ops::add(w.scale_shift_table, cond.temb.reshape({-1, 1, d}), DType::F32), cond.row_of_token};
+  ops::TokenModulation mod{ops::add(w.scale_shift_table, cond.temb.reshape({-1, 1, d}), DType::F32), rows};
   x = ops::layer_norm_modulated(x, static_cast<float>(c.eps), mod, 0, 1);
   x = ops::linear(x, w.proj_out.weight, w.proj_out.bias);
+  if (ulysses) x = wan::gather_tokens(*ulysses, x);  // every rank returns the whole prediction
   return ops::unpatchify_3d(x, g.grid, c.patch_size, c.out_channels);
 }
 

@@ -16,6 +16,7 @@
 #include "pipeline/common/library_warmup.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
+#include "pipeline/common/parallel_checks.h"
 #include "pipeline/common/memory_check.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/video_frames.h"
@@ -39,7 +40,9 @@ class Hv15Pipeline final : public Pipeline {
         context_(RunContext::create(options.device, options.device_index)) {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
-    (void)make_guidance(guidance_mode_);
+    pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
+                                     "HunyuanVideo15Pipeline's transformer", false);
+    (void)make_guidance(guidance_mode_, options.parallel.cfg);
     libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, options.device, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
@@ -74,6 +77,8 @@ class Hv15Pipeline final : public Pipeline {
 
   void check(const GenerationRequest& request) const override {
     check_hv15_request(info_, request);
+    const double scale = request.guidance_scale.value_or(default_guidance_scale());
+    pipeline::check_cfg_parallel_request(guidance_mode_, info_.guider_enabled && scale > 1.0, scale);
     const ContextScope bound(*context_);
     pipeline::check_memory_fits(hv15_request_memory(info_, request, options_),
                                 "try a smaller --height/--width or fewer --num-frames");
@@ -127,7 +132,7 @@ class Hv15Pipeline final : public Pipeline {
     auto model = transformer_.acquire(report.stage_ms);
     report.attention = model->attention_resolutions();
     StageClock clock;
-    const auto guidance = make_guidance(guidance_mode_);
+    const auto guidance = make_guidance(guidance_mode_, options_.parallel.cfg);
     pipeline::DenoiseInputs inputs{noise.to(DType::F32).to(options_.device), std::move(prompt), std::move(negative),
                                    request.guidance_scale.value_or(default_guidance_scale())};
     Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,

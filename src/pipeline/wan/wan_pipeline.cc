@@ -20,6 +20,7 @@
 #include "pipeline/common/library_warmup.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
+#include "pipeline/common/parallel_checks.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/video_frames.h"
 #include "pipeline/wan/request_memory.h"
@@ -46,7 +47,9 @@ class WanPipeline final : public Pipeline {
     // Sequential by default: on the H200 at Wan2.2-5B size both strategies step in the same time (524.2
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
-    (void)make_guidance(guidance_mode_);  // an unavailable strategy fails here, not at the first request
+    pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
+                                     "WanPipeline's transformer", true);
+    (void)make_guidance(guidance_mode_, options.parallel.cfg);  // an unavailable strategy fails here
     libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
     text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, options.device, [this] {
       // umT5 takes fp32 or bf16 (fp16 overflows in its feed-forwards): bf16 runs stay bf16, others fp32.
@@ -55,7 +58,8 @@ class WanPipeline final : public Pipeline {
           TextEncoder{T5Tokenizer::load(info_.tokenizer_dir), Umt5Encoder::load(info_.text_encoder_dir, o)});
     });
     transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, options.device, [this] {
-      WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps};
+      WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps,
+                      options_.parallel.ulysses};
       return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
@@ -86,6 +90,11 @@ class WanPipeline final : public Pipeline {
 
   void check(const GenerationRequest& request) const override {
     check_wan_request(info_, request);
+    const double scale = request.guidance_scale.value_or(default_guidance_scale());
+    pipeline::check_cfg_parallel_request(guidance_mode_, scale > 1.0, scale);
+    const Shape latents = latent_shape(request);
+    const auto& patch = info_.transformer.patch_size;
+    pipeline::check_ulysses_tokens(options_, latents[2] / patch[0] * (latents[3] / patch[1]) * (latents[4] / patch[2]));
     const ContextScope bound(*context_);  // the device whose free memory counts
     pipeline::check_memory_fits(wan_request_memory(info_, request, options_),
                                 "try a smaller --height/--width or fewer --num-frames");
@@ -143,7 +152,7 @@ class WanPipeline final : public Pipeline {
     auto model = transformer_.acquire(report.stage_ms);
     report.attention = model->attention_resolutions();
     StageClock clock;
-    const auto guidance = make_guidance(guidance_mode_);
+    const auto guidance = make_guidance(guidance_mode_, options_.parallel.cfg);
     pipeline::DenoiseInputs inputs{latents_on_run_device(noise), std::move(prompt), std::move(negative),
                                    request.guidance_scale.value_or(default_guidance_scale())};
     Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,

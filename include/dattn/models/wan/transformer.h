@@ -10,6 +10,7 @@
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
 #include "dattn/models/wan/config.h"
+#include "dattn/parallel/communicator.h"
 
 namespace dattn {
 
@@ -21,6 +22,10 @@ struct WanRunOptions {
   // latent token, all equal to t for text to video (no conditioning frame), as diffusers' pipeline does;
   // otherwise one timestep per batch item.
   bool per_token_timesteps = false;
+  // Ulysses sequence parallel (docs/parallel.md) over this group when it has more than one rank: each
+  // rank runs its slice of the video tokens, self-attention exchanges heads for tokens around the
+  // backend, and the output is gathered, so every rank returns the whole prediction.
+  std::shared_ptr<parallel::Communicator> ulysses;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks). Names and

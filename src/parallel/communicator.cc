@@ -1,0 +1,16 @@
+// The transport-independent helpers of communicator.h.
+#include "dattn/parallel/communicator.h"
+
+namespace dattn::parallel {
+
+Tensor all_gather_on_device(Communicator& communicator, const Tensor& local) {
+  if (communicator.moves(local.device())) return communicator.all_gather(local);
+  return communicator.all_gather(local.to(Device::CPU)).to(local.device());
+}
+
+Tensor all_to_all_on_device(Communicator& communicator, const Tensor& input, int scatter_dim, int gather_dim) {
+  if (communicator.moves(input.device())) return communicator.all_to_all(input, scatter_dim, gather_dim);
+  return communicator.all_to_all(input.to(Device::CPU), scatter_dim, gather_dim).to(input.device());
+}
+
+}  // namespace dattn::parallel
