@@ -22,6 +22,7 @@
 #include "dattn/core/run_context.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
+#include "dattn/models/quantization.h"
 #include "dattn/pipeline/guidance.h"
 
 namespace dattn {
@@ -46,6 +47,9 @@ struct PipelineOptions {
   std::optional<GuidanceMode> guidance;
   // The VAE decoder's activations (fp32, or bf16 on CUDA); when not given, pipeline_vae_dtype's rule.
   std::optional<DType> vae_dtype;
+  // FP8 linears in the transformer (Wan; refused for the families without them, before any weight is
+  // read). The text encoder and the VAE always run in their own dtypes.
+  Quantization quantization = Quantization::None;
 };
 
 // The dtype the pipeline's VAE decodes in: options.vae_dtype when given, else bf16 for a bf16 run on

@@ -23,14 +23,14 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
   const std::int64_t b = x.dim(0), s = x.dim(1), l = context.dim(1);
   // The norm runs across heads; the rotary embedding (self-attention) per head, fused with it.
   const auto norm = [&](const Tensor& in, const Linear& proj, const Tensor& gain, std::int64_t len) {
-    const Tensor h = ops::linear(in, proj.weight, proj.bias);
+    const Tensor h = apply(proj, in);
     if (!rope) return ops::rms_norm(h, eps_, gain).reshape({b, len, heads_, head_dim_});
     return ops::rms_norm_rope_interleaved(h.reshape({b, len, 1, heads_ * head_dim_}), eps_, gain, rope->cos, rope->sin)
         .reshape({b, len, heads_, head_dim_});
   };
   const Tensor q = norm(x, w.to_q, w.norm_q, s);
   const Tensor k = norm(context, w.to_k, w.norm_k, l);
-  const Tensor v = ops::linear(context, w.to_v.weight, w.to_v.bias).reshape({b, l, heads_, head_dim_});
+  const Tensor v = apply(w.to_v, context).reshape({b, l, heads_, head_dim_});
   Tensor out = Tensor::empty({b, s, heads_, head_dim_}, dtype_, x.device());
   AttentionProblem p;
   p.shape.batch = b;
@@ -48,7 +48,7 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
     capture(capture_prefix + ".v", v);
     capture(capture_prefix + ".out", out);
   }
-  return ops::linear(out.reshape({b, s, heads_ * head_dim_}), w.to_out.weight, w.to_out.bias);
+  return apply(w.to_out, out.reshape({b, s, heads_ * head_dim_}));
 }
 
 }  // namespace dattn::wan

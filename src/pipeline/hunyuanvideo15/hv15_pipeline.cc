@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
@@ -39,6 +40,9 @@ class Hv15Pipeline final : public Pipeline {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);
+    if (options.quantization != Quantization::None)
+      throw UserError(std::string("--quantization ") + quantization_name(options.quantization) +
+                      ": not implemented for HunyuanVideo-1.5 yet (Wan pipelines only)");
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
     });

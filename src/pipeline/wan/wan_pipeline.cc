@@ -54,6 +54,7 @@ class WanPipeline final : public Pipeline {
     });
     transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, [this] {
       WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps};
+      o.quantization = options_.quantization;
       return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read

@@ -9,6 +9,7 @@
 #include "dattn/attention/config.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
+#include "dattn/models/quantization.h"
 #include "dattn/models/wan/config.h"
 
 namespace dattn {
@@ -21,6 +22,8 @@ struct WanRunOptions {
   // latent token, all equal to t for text to video (no conditioning frame), as diffusers' pipeline does;
   // otherwise one timestep per batch item.
   bool per_token_timesteps = false;
+  // Fp8: the blocks' attention (q, k, v, out) and FFN linears quantized at load (wan::quantize_fp8).
+  Quantization quantization = Quantization::None;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks). Names and
