@@ -20,7 +20,15 @@ namespace dattn::testing {
 namespace {
 
 const std::string kCase = "/wan_tiny/cases/pipeline_t2v_fp32";
-constexpr double kFp8LatentsBound = 1.0, kFp8VideoBound = 1.0;  // TODO measured
+// Relative L2 against the golden float64 run, measured on the development machine (CPU, OpenBLAS):
+//   fp32 unquantized  final latents 9.0e-7  video 4.3e-7
+//   bf16 unquantized  final latents 9.4e-3  video 2.6e-3
+//   fp32 + fp8        final latents 4.7e-3  video 1.2e-3
+//   bf16 + fp8        final latents 1.04e-2 video 3.0e-3
+// The bounds are about twice the measured fp8 errors (the data are fixed; only OpenBLAS's summation order
+// could move them, by far less).
+constexpr double kFp8F32Latents = 1e-2, kFp8F32Video = 2.5e-3;
+constexpr double kFp8Bf16Latents = 2e-2, kFp8Bf16Video = 6e-3;
 
 GenerationRequest golden_request(const SafetensorsFile& file) {
   std::ifstream in(golden_dir() + kCase + ".json");
@@ -51,6 +59,7 @@ Errors run_against_golden(Device device, DType dtype, Quantization q) {
   options.device = device;
   options.dtype = dtype;
   options.quantization = q;
+  options.vae_dtype = DType::F32;  // the VAE as in the golden run on every device: the error is the transformer's
   const auto pipeline = load_pipeline(golden_dir() + "/wan_tiny/pipeline", options);
   std::vector<double> last;
   ProgressObserver observer;
@@ -70,9 +79,8 @@ Errors run_against_golden(Device device, DType dtype, Quantization q) {
   return e;
 }
 
-// Measured on the 2-core development machine (float32 GEMMs, so every run gives the same numbers up to
-// OpenBLAS's summation order): fp32 ~1e-6, bf16 and fp8 as printed; the bounds leave ~2x margin over
-// the measured fp8 error, and fp8 must stay above fp32's (else the quantization did not run).
+// fp8 must stay well above the fp32 run's error (else the quantization did not run) and within the
+// measured bounds above.
 TEST(WanPipelineFp8, CpuEmulationAgainstTheGoldenRunBesideFp32AndBf16) {
   const Errors f32 = run_against_golden(Device::CPU, DType::F32, Quantization::None);
   const Errors b16 = run_against_golden(Device::CPU, DType::BF16, Quantization::None);
@@ -81,11 +89,12 @@ TEST(WanPipelineFp8, CpuEmulationAgainstTheGoldenRunBesideFp32AndBf16) {
   EXPECT_EQ(q32.latents.nonfinite + q32.video.nonfinite + q16.latents.nonfinite + q16.video.nonfinite, 0u);
   EXPECT_LE(f32.latents.rel_l2, 1e-5);
   EXPECT_GT(q32.latents.rel_l2, 10 * f32.latents.rel_l2);
-  EXPECT_LE(q32.latents.rel_l2, kFp8LatentsBound);
-  EXPECT_LE(q32.video.rel_l2, kFp8VideoBound);
-  EXPECT_LE(q16.latents.rel_l2, kFp8LatentsBound);
-  EXPECT_LE(q16.video.rel_l2, kFp8VideoBound);
-  (void)b16;
+  EXPECT_LE(q32.latents.rel_l2, kFp8F32Latents);
+  EXPECT_LE(q32.video.rel_l2, kFp8F32Video);
+  EXPECT_LE(q16.latents.rel_l2, kFp8Bf16Latents);
+  EXPECT_LE(q16.video.rel_l2, kFp8Bf16Video);
+  // FP8 in the blocks costs less than bf16 everywhere (the rest of the fp32 run stays fp32).
+  EXPECT_LT(q32.latents.rel_l2, b16.latents.rel_l2);
 }
 
 TEST(WanPipelineFp8, UnknownQuantizationIsRefusedAndHunyuanVideoRefusesFp8) {
@@ -112,8 +121,9 @@ TEST(WanPipelineFp8Cuda, Bf16Fp8AgainstTheGoldenRunAndTheCpuEmulation) {
   const Errors gpu = run_against_golden(Device::CUDA, DType::BF16, Quantization::Fp8);
   const Errors cpu = run_against_golden(Device::CPU, DType::BF16, Quantization::Fp8);
   EXPECT_EQ(gpu.latents.nonfinite + gpu.video.nonfinite, 0u);
-  EXPECT_LE(gpu.latents.rel_l2, kFp8LatentsBound);
-  EXPECT_LE(gpu.video.rel_l2, kFp8VideoBound);
+  // The CPU bf16 + fp8 bounds; on the GPU the bf16 ops round differently (not yet measured there).
+  EXPECT_LE(gpu.latents.rel_l2, kFp8Bf16Latents);
+  EXPECT_LE(gpu.video.rel_l2, kFp8Bf16Video);
   const ErrorStats e = compare(gpu.video_values.data(), cpu.video_values.data(), cpu.video_values.size());
   std::printf("[ golden ] cuda fp8 video vs the cpu emulation: %s\n", describe(e).c_str());
 }

@@ -188,6 +188,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   report.output = o.output;
   report.device = std::string(device_name(options.device));
   report.dtype = std::string(dtype_name(options.dtype));
+  if (options.quantization == Quantization::Fp8) report.dtype += " (fp8 linears)";
   report.frames = result.frames.dim(0);
   report.height = result.frames.dim(1);
   report.width = result.frames.dim(2);
