@@ -40,7 +40,9 @@ TEST(OpsLinearFp8, QuantizedRowsAreTheNearestGridValuesOfXOverTheScale) {
       const auto* p = q.values.data_as<std::uint8_t>();
       for (std::int64_t i = 0; i < 16; ++i)
         for (std::int64_t j = 0; j < 48; ++j)
-          if (i >= 5 || j >= 37) ASSERT_EQ(p[i * 48 + j], 0) << "padding at " << i << ", " << j;
+          if (i >= 5 || j >= 37) {
+            ASSERT_EQ(p[i * 48 + j], 0) << "padding at " << i << ", " << j;
+          }
       // The element of largest magnitude lands on +-448.
       for (std::int64_t i = 0; i < 5; ++i) {
         int top = 0;
