@@ -39,6 +39,6 @@ inline Quantization quantization_from_option(const std::string& text) {
 
 inline constexpr const char* kQuantizationHelp =
     "Linear layers of the transformer: none, or fp8 (weights per output channel and activations per token "
-    "in e4m3, FP8 GEMMs on CUDA; an exact emulation on cpu; Wan only)";
+    "in e4m3, FP8 GEMMs on CUDA; an exact emulation on cpu)";
 
 }  // namespace dattn::tool

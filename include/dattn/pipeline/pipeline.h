@@ -47,8 +47,8 @@ struct PipelineOptions {
   std::optional<GuidanceMode> guidance;
   // The VAE decoder's activations (fp32, or bf16 on CUDA); when not given, pipeline_vae_dtype's rule.
   std::optional<DType> vae_dtype;
-  // FP8 linears in the transformer (Wan; refused for the families without them, before any weight is
-  // read). The text encoder and the VAE always run in their own dtypes.
+  // FP8 linears in the transformer's blocks (docs/fp8.md). The text encoders and the VAE always run in
+  // their own dtypes.
   Quantization quantization = Quantization::None;
 };
 

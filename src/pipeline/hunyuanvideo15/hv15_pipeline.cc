@@ -5,7 +5,6 @@
 
 #include <memory>
 #include <optional>
-#include <string>
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
@@ -40,14 +39,12 @@ class Hv15Pipeline final : public Pipeline {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     (void)make_guidance(guidance_mode_);
-    if (options.quantization != Quantization::None)
-      throw UserError(std::string("--quantization ") + quantization_name(options.quantization) +
-                      ": not implemented for HunyuanVideo-1.5 yet (Wan pipelines only)");
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
     });
     transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, [this] {
-      const Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
+      Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
+      o.quantization = options_.quantization;
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
