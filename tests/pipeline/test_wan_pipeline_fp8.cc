@@ -144,5 +144,24 @@ TEST(WanPipelineFp8Cuda, Bf16Fp8AgainstTheGoldenRunAndTheCpuEmulation) {
   std::printf("[ golden ] cuda fp8 video vs the cpu emulation: %s\n", describe(e).c_str());
 }
 
+// fp32 activations with FP8 linears on the GPU: the quantization error dominates, so the CPU
+// emulation's measured bounds apply (the devices' float32 activations differ by ~1e-6, which can move
+// a few e4m3 roundings, far below the bounds).
+TEST(WanPipelineFp8Cuda, Fp32Fp8WithinTheCpuEmulationsBounds) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const Errors gpu = run_against_golden(Device::CUDA, DType::F32, Quantization::Fp8);
+  EXPECT_EQ(gpu.latents.nonfinite + gpu.video.nonfinite, 0u);
+  EXPECT_LE(gpu.latents.rel_l2, kFp8F32Latents);
+  EXPECT_LE(gpu.video.rel_l2, kFp8F32Video);
+}
+
+TEST(Hv15PipelineFp8Cuda, Fp32Fp8WithinTheCpuEmulationsBounds) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const Errors gpu = run_against_golden(Device::CUDA, DType::F32, Quantization::Fp8, kHv15);
+  EXPECT_EQ(gpu.latents.nonfinite + gpu.video.nonfinite, 0u);
+  EXPECT_LE(gpu.latents.rel_l2, kHv15Fp8Latents);
+  EXPECT_LE(gpu.video.rel_l2, kHv15Fp8Video);
+}
+
 }  // namespace
 }  // namespace dattn::testing
