@@ -3,10 +3,13 @@
 // the quantization error against the unquantized linear.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "dattn/ops/linear.h"

@@ -5,8 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
-#include <cstring>
+#include <string>
 #include <limits>
 #include <random>
 #include <vector>

@@ -1,7 +1,8 @@
 // FP8 linear on the CPU: the emulation of the CUDA path (ops/linear_fp8.h), bit-exact in the quantized
 // values and scales; the GEMM runs on the e4m3 values widened to float32 (exact) through OpenBLAS.
 #include <cmath>
-#include <cstring>
+#include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "dattn/core/dtype.h"

@@ -15,6 +15,7 @@
 // from the bf16 linear's (linear.cu), whose plan cache is left exactly as it was.
 #include <cublasLt.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
