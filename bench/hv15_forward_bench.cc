@@ -17,6 +17,7 @@
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
+#include "dattn/models/quantization.h"
 #include "dattn/models/random_checkpoint.h"
 #include "forward_timing.h"
 
@@ -33,7 +34,7 @@ Tensor prefix_mask(std::int64_t batch, std::int64_t length, std::int64_t valid) 
 
 int run(int argc, char** argv) {
   CLI::App app{"Time one HunyuanVideo-1.5 transformer forward at full size (bench/hv15_forward_torch.py: baseline)"};
-  std::string model, dtype_name_ = "bf16", backend, json_path, make_config;
+  std::string model, dtype_name_ = "bf16", backend, json_path, make_config, quantization = "none";
   int frames = 9, height = 30, width = 52, qwen_valid = 128, byt5_valid = 16, warmup = 2, iters = 5;
   std::int64_t batch = 1;
   app.add_option("--model", model, "transformer directory (dattn make-checkpoint --config ...)")->required();
@@ -48,6 +49,9 @@ int run(int argc, char** argv) {
   app.add_option("--warmup", warmup)->capture_default_str();
   app.add_option("--iters", iters)->capture_default_str();
   app.add_option("--backend", backend, "attention backend for every role (default: the platform default)");
+  app.add_option("--quantization", quantization,
+                 "fp8: the dual-stream blocks' attention and FFN linears in FP8 e4m3 (as dattn generate)")
+      ->capture_default_str();
   app.add_option("--json", json_path, "also write the results here");
   CLI11_PARSE(app, argc, argv);
 
@@ -57,6 +61,9 @@ int run(int argc, char** argv) {
   const bench::RunFlags flags = bench::run_flags(dtype_name_, backend);
   options.dtype = flags.dtype;
   options.attention = flags.attention;
+  const auto q = parse_quantization(quantization);
+  if (!q) throw UserError("--quantization '" + quantization + "': expected fp8 or none");
+  options.quantization = *q;
 
   const auto load0 = std::chrono::steady_clock::now();
   const HunyuanVideo15Transformer m = HunyuanVideo15Transformer::load(model, options);
@@ -83,6 +90,7 @@ int run(int argc, char** argv) {
               {"batch", batch},
               {"dtype", dtype_name_},
               {"backend", backend.empty() ? "platform default" : backend},
+              {"quantization", quantization},
               {"iters", iters},
               {"load_s", load_s}});
   std::printf("%s\n", res.dump().c_str());

@@ -16,6 +16,7 @@
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
+#include "dattn/models/quantization.h"
 #include "dattn/models/random_checkpoint.h"
 #include "dattn/models/wan/transformer.h"
 #include "forward_timing.h"
@@ -26,7 +27,7 @@ using namespace dattn;
 
 int run(int argc, char** argv) {
   CLI::App app{"Time one Wan transformer forward at full size (see bench/wan_forward_torch.py for the baseline)"};
-  std::string model, dtype_name_ = "bf16", backend, json_path;
+  std::string model, dtype_name_ = "bf16", backend, json_path, quantization = "none";
   int frames = 13, height = 44, width = 80, text = 512, warmup = 2, iters = 5;
   std::int64_t batch = 1;
   bool per_token = false;
@@ -47,6 +48,9 @@ int run(int argc, char** argv) {
   app.add_option("--warmup", warmup)->capture_default_str();
   app.add_option("--iters", iters)->capture_default_str();
   app.add_option("--backend", backend, "attention backend for every role (default: the platform default)");
+  app.add_option("--quantization", quantization,
+                 "fp8: the blocks' attention and FFN linears in FP8 e4m3 (as dattn generate --quantization fp8)")
+      ->capture_default_str();
   app.add_option("--json", json_path, "also write the results here");
   CLI11_PARSE(app, argc, argv);
 
@@ -56,6 +60,9 @@ int run(int argc, char** argv) {
   const bench::RunFlags flags = bench::run_flags(dtype_name_, backend);
   options.dtype = flags.dtype;
   options.attention = flags.attention;
+  const auto q = parse_quantization(quantization);
+  if (!q) throw UserError("--quantization '" + quantization + "': expected fp8 or none");
+  options.quantization = *q;
 
   const auto load0 = std::chrono::steady_clock::now();
   const WanTransformer m = WanTransformer::load(model, options);
@@ -77,6 +84,7 @@ int run(int argc, char** argv) {
               {"timestep_per_token", per_token},
               {"dtype", dtype_name_},
               {"backend", backend.empty() ? "platform default" : backend},
+              {"quantization", quantization},
               {"iters", iters},
               {"load_s", load_s}});
   std::printf("%s\n", res.dump().c_str());

@@ -129,6 +129,27 @@ TEST(CliGenerate, RefusesBadArgumentsBeforeAnyWork) {
                  "--validate-warmup-steps");
 }
 
+// --quantization: fp8 runs on the CPU (the emulation of the CUDA arithmetic) and says so in the summary,
+// the video within the pipeline test's fp32 + fp8 bound of the golden one (tests/pipeline/
+// test_wan_pipeline_fp8.cc, 1.2e-3 measured); any other value is a one-line refusal naming it and the choices.
+TEST(CliGenerate, QuantizationFp8RunsOnTheCpuAndOtherValuesAreRefused) {
+  const std::string bad = temp_path(std::string("q_") + kVideoName);
+  expect_refused(golden_args(bad) + " --quantization int4", bad, "--quantization 'int4': expected fp8 or none");
+  const std::string out = temp_path("fp8.safetensors");
+  const CliResult r = run_dattn(golden_args(out) + " --initial-latents " + shell_quote(golden(kCase)) +
+                                " --quantization fp8");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu fp32 (fp8 linears))"), std::string::npos) << r.out;
+  SafetensorsFile got(out), want(golden(kCase));
+  const auto g = got.read_f64("video"), w = want.read_f64("output.video");
+  ASSERT_EQ(g.size(), w.size());
+  const ErrorStats e = compare(g.data(), w.data(), w.size());
+  EXPECT_EQ(e.nonfinite, 0u);
+  EXPECT_LE(e.rel_l2, 2.5e-3) << describe(e);
+  EXPECT_GT(e.rel_l2, 1e-5) << "no quantization error: did fp8 run?";
+  fs::remove(out);
+}
+
 // TORCH_SDPA and FLASH_ATTN are both exact: the validation sees the same video up to fp32 rounding,
 // times both runs, and reports each run's backends.
 TEST(CliGenerate, ValidatesAgainstABaselineBackend) {

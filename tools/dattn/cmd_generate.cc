@@ -31,7 +31,7 @@ namespace {
 
 struct GenerateOptions {
   std::string model, revision, prompt, negative_prompt, output, initial_latents, report;
-  std::string device = "auto", dtype = "auto", vae_dtype = "auto", guidance;
+  std::string device = "auto", dtype = "auto", vae_dtype = "auto", quantization = "none", guidance;
   std::int64_t height = 0, width = 0, num_frames = 0;
   int steps = 0, fps = 16;
   std::uint64_t seed = 0;
@@ -126,6 +126,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   require_usable_device(options.device);
   options.dtype = run_dtype_from_option(o.dtype, options.device);
   options.vae_dtype = vae_dtype_from_option(o.vae_dtype);
+  options.quantization = quantization_from_option(o.quantization);
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time
@@ -197,6 +198,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   report.output = o.output;
   report.device = std::string(device_name(options.device));
   report.dtype = std::string(dtype_name(options.dtype));
+  if (options.quantization == Quantization::Fp8) report.dtype += " (fp8 linears)";
   report.frames = result.frames.dim(0);
   report.height = result.frames.dim(1);
   report.width = result.frames.dim(2);
@@ -292,6 +294,7 @@ Command add_generate_command(CLI::App& root) {
                   "VAE decoder activations: auto (bf16 when the run is bf16 on cuda, else fp32), fp32 or bf16 "
                   "(cuda only)")
       ->capture_default_str();
+  app->add_option("--quantization", o->quantization, kQuantizationHelp)->capture_default_str();
   app->add_option("--guidance", o->guidance,
                   "Classifier-free guidance strategy: batched (conditional and unconditional as one batch-2 "
                   "forward), sequential (two forwards) or cfg-parallel (one per rank, with --cfg-parallel-size 2); "

@@ -22,8 +22,8 @@ namespace dattn::tool {
 namespace {
 
 struct ServeCommandOptions {
-  std::string model, revision, served_model_name, device = "auto", dtype = "auto", vae_dtype = "auto", guidance,
-      video_format = "mp4";
+  std::string model, revision, served_model_name, device = "auto", dtype = "auto", vae_dtype = "auto",
+      quantization = "none", guidance, video_format = "mp4";
   serve::ServeOptions serve;
   ParallelFlags parallel;
 };
@@ -35,6 +35,7 @@ int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
   require_usable_device(options.device);
   options.dtype = run_dtype_from_option(o.dtype, options.device);
   options.vae_dtype = vae_dtype_from_option(o.vae_dtype);
+  options.quantization = quantization_from_option(o.quantization);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::Resident;  // loaded once, for every request
   options.guidance = guidance_from_option(o.guidance);
@@ -100,6 +101,7 @@ Command add_serve_command(CLI::App& root) {
                   "VAE decoder activations: auto (bf16 when the run is bf16 on cuda, else fp32), fp32 or bf16 "
                   "(cuda only)")
       ->capture_default_str();
+  app->add_option("--quantization", o->quantization, kQuantizationHelp)->capture_default_str();
   app->add_option("--guidance", o->guidance, "Classifier-free guidance strategy: batched or sequential")
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);

@@ -7,6 +7,7 @@
 #include "dattn/core/auto_choice.h"
 #include "dattn/core/dtype.h"
 #include "dattn/core/error.h"
+#include "dattn/models/quantization.h"
 
 namespace dattn::tool {
 
@@ -27,5 +28,17 @@ inline std::optional<DType> vae_dtype_from_option(const std::string& text) {
     throw UserError("--vae-dtype '" + text + "': expected auto, fp32 or bf16");
   return *d;
 }
+
+// --quantization (generate, serve), vLLM-Omni's spelling: fp8 (the transformer's block linears in FP8
+// e4m3; on the CPU an exact emulation of the CUDA arithmetic, slower than the plain run) or none.
+inline Quantization quantization_from_option(const std::string& text) {
+  const auto q = parse_quantization(text);
+  if (!q) throw UserError("--quantization '" + text + "': expected fp8 or none");
+  return *q;
+}
+
+inline constexpr const char* kQuantizationHelp =
+    "Linear layers of the transformer: none, or fp8 (weights per output channel and activations per token "
+    "in e4m3, FP8 GEMMs on CUDA; an exact emulation on cpu)";
 
 }  // namespace dattn::tool

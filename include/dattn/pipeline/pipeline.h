@@ -22,6 +22,7 @@
 #include "dattn/core/run_context.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
+#include "dattn/models/quantization.h"
 #include "dattn/parallel/groups.h"
 #include "dattn/pipeline/guidance.h"
 
@@ -51,6 +52,9 @@ struct PipelineOptions {
   // guidance is CfgParallel; every rank runs the whole request (text encoding and VAE replicated) and
   // ends with the same latents and frames. Tensor parallel and Ulysses degrees > 1 are refused (not built).
   parallel::ParallelGroups parallel = parallel::single_process_groups();
+  // FP8 linears in the transformer's blocks (docs/fp8.md). The text encoders and the VAE always run in
+  // their own dtypes.
+  Quantization quantization = Quantization::None;
 };
 
 // The dtype the pipeline's VAE decodes in: options.vae_dtype when given, else bf16 for a bf16 run on

@@ -25,7 +25,7 @@ void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Lin
                   const Linear& wv, const Tensor& norm_q, const Tensor& norm_k, const RopeTables* rope) {
   const Shape shape{x.dim(0), x.dim(1), joint.q.dim(2), joint.q.dim(3)};
   const auto norm = [&](const Linear& w, const Tensor& gain, const Tensor& out) {
-    const Tensor h = ops::linear(x, w.weight, w.bias).reshape(shape);
+    const Tensor h = apply(w, x).reshape(shape);
     if (rope)
       ops::rms_norm_rope_interleaved(h, kEps, gain, rope->cos, rope->sin, {out, row});
     else
@@ -34,11 +34,11 @@ void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Lin
   norm(wq, norm_q, joint.q);
   norm(wk, norm_k, joint.k);
   const Tensor v = joint.v.reshape({joint.v.dim(0), joint.v.dim(1), joint.v.dim(2) * joint.v.dim(3)});
-  ops::linear(x, wv.weight, wv.bias, {v, row});
+  apply_into(wv, x, {v, row});
 }
 
 Tensor feed_forward(const Tensor& x, const Linear& in, const Linear& out) {
-  return ops::linear(ops::linear_gelu_tanh(x, in.weight, in.bias), out.weight, out.bias);
+  return apply(out, apply_gelu_tanh(in, x));
 }
 
 }  // namespace
@@ -91,8 +91,8 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
   }
   // Each stream's output projection reads its rows of the joint output in place (no copy of them when B > 1).
   const Tensor joint = out.reshape({b, sv + st, d});
-  const Tensor attn_v = ops::linear(ops::RowWindow{joint, 0}, sv, w.to_out.weight, w.to_out.bias);
-  const Tensor attn_t = ops::linear(ops::RowWindow{joint, sv}, st, w.to_add_out.weight, w.to_add_out.bias);
+  const Tensor attn_v = apply_rows(w.to_out, ops::RowWindow{joint, 0}, sv);
+  const Tensor attn_t = apply_rows(w.to_add_out, ops::RowWindow{joint, sv}, st);
   capture(prefix_ + ".attn.out.hidden_states", attn_v);
   capture(prefix_ + ".attn.out.encoder_hidden_states", attn_t);
 

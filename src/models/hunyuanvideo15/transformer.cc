@@ -56,6 +56,7 @@ HunyuanVideo15Transformer HunyuanVideo15Transformer::load(const std::string& dir
         std::make_unique<hv15::Block>(i, impl->config, options.attention, options.dtype, options.device));
   WeightStore store(dir);
   impl->weights = hv15::load_weights(store, impl->config, options.dtype, options.device);
+  if (options.quantization == Quantization::Fp8) hv15::quantize_fp8(impl->weights);
   return HunyuanVideo15Transformer(std::move(impl));
 }
 

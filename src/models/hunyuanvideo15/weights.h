@@ -4,13 +4,23 @@
 
 #include "dattn/core/tensor.h"
 #include "dattn/io/weight_store.h"
+#include "dattn/ops/linear_fp8.h"
+#include "dattn/ops/row_window.h"
 #include "dattn/models/hunyuanvideo15/config.h"
 
 namespace dattn::hv15 {
 
 struct Linear {
   Tensor weight, bias;
+  ops::Fp8Matrix fp8;  // when defined, the layer runs in FP8 and `weight` is released
 };
+
+// linear / linear_gelu_tanh / linear into rows, through the layer's FP8 form when it has one.
+Tensor apply(const Linear& layer, const Tensor& x);
+Tensor apply_gelu_tanh(const Linear& layer, const Tensor& x);
+void apply_into(const Linear& layer, const Tensor& x, const ops::RowWindow& into);
+// The layer over rows [x_rows.row, + rows) of each batch item of x_rows.out (read in place when not FP8).
+Tensor apply_rows(const Linear& layer, const ops::RowWindow& x_rows, std::int64_t rows);
 
 struct Norm {  // LayerNorm gain and bias (RMSNorm: bias undefined)
   Tensor weight, bias;
@@ -50,5 +60,11 @@ struct Weights {
 // Checks the store against the manifest (every missing and unexpected tensor at once), then takes each
 // tensor, shape checked, converted to `dtype` on `device`. Throws UserError.
 Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& config, DType dtype, Device device);
+
+// --quantization fp8: every dual-stream block's attention projections (to_q/k/v, add_q/k/v, to_out,
+// to_add_out) and both streams' FFN linears, quantized per output channel on their device, one layer at
+// a time. The embedders, the token refiner, the modulations (norm1, norm1_context, norm_out) and
+// proj_out stay in the run dtype (docs/fp8.md).
+void quantize_fp8(Weights& weights);
 
 }  // namespace dattn::hv15

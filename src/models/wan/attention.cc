@@ -32,14 +32,14 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
   const std::int64_t b = x.dim(0), s = x.dim(1), l = context.dim(1);
   // The norm runs across heads; the rotary embedding (self-attention) per head, fused with it.
   const auto norm = [&](const Tensor& in, const Linear& proj, const Tensor& gain, std::int64_t len) {
-    const Tensor h = ops::linear(in, proj.weight, proj.bias);
+    const Tensor h = apply(proj, in);
     if (!rope) return ops::rms_norm(h, eps_, gain).reshape({b, len, heads_, head_dim_});
     return ops::rms_norm_rope_interleaved(h.reshape({b, len, 1, heads_ * head_dim_}), eps_, gain, rope->cos, rope->sin)
         .reshape({b, len, heads_, head_dim_});
   };
   Tensor q = norm(x, w.to_q, w.norm_q, s);
   Tensor k = norm(context, w.to_k, w.norm_k, l);
-  Tensor v = ops::linear(context, w.to_v.weight, w.to_v.bias).reshape({b, l, heads_, head_dim_});
+  Tensor v = apply(w.to_v, context).reshape({b, l, heads_, head_dim_});
   // Ulysses: this rank's tokens of every head -> every token of this rank's heads. The norm across heads
   // and the rotary embedding ran per token above, before the exchange.
   const std::int64_t ranks = ulysses_ ? ulysses_->size() : 1, heads = heads_ / ranks;
@@ -67,7 +67,7 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
     capture(capture_prefix + ".out", out);
   }
   if (ulysses_) out = parallel::all_to_all_on_device(*ulysses_, out, 1, 2);  // back to this rank's tokens
-  return ops::linear(out.reshape({b, s, heads_ * head_dim_}), w.to_out.weight, w.to_out.bias);
+  return apply(w.to_out, out.reshape({b, s, heads_ * head_dim_}));
 }
 
 }  // namespace dattn::wan

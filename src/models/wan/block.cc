@@ -41,7 +41,7 @@ Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text
   ops::ResidualAndNorm r = ops::residual_layer_norm_modulated(hidden, attn, nullptr, 0, eps_, mod, kShiftFfn, kScaleFfn);
   hidden = r.residual;
   h = r.normed;
-  Tensor ff = ops::linear(ops::linear_gelu_tanh(h, w.ffn_in.weight, w.ffn_in.bias), w.ffn_out.weight, w.ffn_out.bias);
+  Tensor ff = apply(w.ffn_out, apply_gelu_tanh(w.ffn_in, h));
   capture(prefix_ + ".ffn.out", ff);
   hidden = ops::gated_residual(hidden, ff, mod, kGateFfn);
   capture(prefix_ + ".out", hidden);

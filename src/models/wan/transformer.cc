@@ -54,6 +54,7 @@ WanTransformer WanTransformer::load(const std::string& dir, const WanRunOptions&
         std::make_unique<wan::Block>(i, impl->config, options.attention, options.dtype, options.device, options.ulysses));
   WeightStore store(dir);
   impl->weights = wan::load_weights(store, impl->config, options.dtype, options.device);
+  if (options.quantization == Quantization::Fp8) wan::quantize_fp8(impl->weights);
   return WanTransformer(std::move(impl));
 }
 

@@ -6,13 +6,19 @@
 
 #include "dattn/core/tensor.h"
 #include "dattn/io/weight_store.h"
+#include "dattn/ops/linear_fp8.h"
 #include "dattn/models/wan/config.h"
 
 namespace dattn::wan {
 
 struct Linear {
   Tensor weight, bias;
+  ops::Fp8Matrix fp8;  // when defined, the layer runs in FP8 and `weight` is released
 };
+
+// linear / linear_gelu_tanh through the layer's FP8 form when it has one.
+Tensor apply(const Linear& layer, const Tensor& x);
+Tensor apply_gelu_tanh(const Linear& layer, const Tensor& x);
 
 struct AttentionWeights {
   Linear to_q, to_k, to_v, to_out;
@@ -39,5 +45,12 @@ struct Weights {
 // (UserError naming the directory and the tensors); then takes each tensor, shape checked, converted to
 // `dtype` (float32 for the parameters diffusers keeps in float32) on `device`.
 Weights load_weights(WeightStore& store, const WanTransformerConfig& config, DType dtype, Device device);
+
+// --quantization fp8: every block's attention projections (attn1, attn2: to_q, to_k, to_v, to_out) and
+// FFN linears quantized per output channel on their device, one layer at a time (the run-dtype weight
+// of each is released once quantized). The patch, time and text embeddings, the modulation
+// (time_proj), the norms and proj_out stay in the run dtype: they are a small share of the FLOPs and
+// feed every token's conditioning, where an error is not averaged away (docs/fp8.md).
+void quantize_fp8(Weights& weights);
 
 }  // namespace dattn::wan

@@ -17,6 +17,7 @@
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/parallel_checks.h"
+#include "pipeline/common/quantization_check.h"
 #include "pipeline/common/memory_check.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/video_frames.h"
@@ -40,6 +41,7 @@ class Hv15Pipeline final : public Pipeline {
         context_(RunContext::create(options.device, options.device_index)) {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
+    pipeline::check_quantization(options);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
                                      "HunyuanVideo15Pipeline's transformer", false);
     (void)make_guidance(guidance_mode_, options.parallel.cfg);
@@ -48,7 +50,8 @@ class Hv15Pipeline final : public Pipeline {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
     });
     transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, options.device, [this] {
-      const Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
+      Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
+      o.quantization = options_.quantization;
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read

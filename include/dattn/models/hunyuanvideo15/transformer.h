@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dattn/models/quantization.h"
 #include "dattn/attention/config.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
@@ -28,6 +29,8 @@ struct Hv15RunOptions {
   Device device = Device::CPU;
   DType dtype = DType::F32;  // fp32, bf16 or fp16: weights are converted to it when loaded
   AttentionSettings attention;
+  // Fp8: the dual-stream blocks' attention projections and FFN linears quantized at load (weights.h).
+  Quantization quantization = Quantization::None;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks); names follow

@@ -9,6 +9,7 @@
 #include "dattn/attention/config.h"
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
+#include "dattn/models/quantization.h"
 #include "dattn/models/wan/config.h"
 #include "dattn/parallel/communicator.h"
 
@@ -26,6 +27,8 @@ struct WanRunOptions {
   // rank runs its slice of the video tokens, self-attention exchanges heads for tokens around the
   // backend, and the output is gathered, so every rank returns the whole prediction.
   std::shared_ptr<parallel::Communicator> ulysses;
+  // Fp8: the blocks' attention (q, k, v, out) and FFN linears quantized at load (wan::quantize_fp8).
+  Quantization quantization = Quantization::None;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks). Names and

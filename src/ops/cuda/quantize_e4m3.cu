@@ -1,0 +1,73 @@
+// quantize_rows_e4m3 on CUDA (ops/linear_fp8.h): one block per row, the row's amax by a block reduction,
+// then every element divided by the scale and converted with the hardware's saturating e4m3 conversion.
+// The arithmetic is the CPU's (ops/cpu/linear_fp8.cc) operation for operation: fmaxf ignores NaN as
+// std::fmax does, __fdiv_rn is IEEE division whatever the compiler flags, so the bytes agree.
+#include <cuda_fp8.h>
+
+#include <cstdint>
+
+#include "ops/cuda/common.cuh"
+#include "ops/cuda/linear_fp8.h"
+
+namespace dattn::ops::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+// Max over the block; every thread gets it. Same contract as block_sum (common.cuh).
+__device__ __forceinline__ float block_max(float v, float* scratch) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = lane < warps ? scratch[lane] : 0.0f;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Rows >= rows (the padding up to a multiple of 16) are written as zeros, as are columns >= k.
+__global__ void quantize_rows_kernel(const void* x, Elt e, i64 rows, i64 k, i64 padded_rows, i64 padded_k,
+                                     std::uint8_t* q, float* scales) {
+  __shared__ float scratch[32];
+  for (i64 r = blockIdx.x; r < padded_rows; r += gridDim.x) {
+    std::uint8_t* qr = q + r * padded_k;
+    if (r >= rows) {
+      for (i64 i = threadIdx.x; i < padded_k; i += blockDim.x) qr[i] = 0;
+      continue;  // uniform over the block: no thread reaches the reduction's barriers
+    }
+    float amax = 0.0f;
+    for (i64 i = threadIdx.x; i < k; i += blockDim.x) amax = fmaxf(amax, fabsf(load1(x, e, r * k + i)));
+    amax = block_max(amax, scratch);
+    const float s = amax == 0.0f ? 1.0f : __fdiv_rn(amax, 448.0f);
+    if (threadIdx.x == 0) scales[r] = s;
+    for (i64 i = threadIdx.x; i < padded_k; i += blockDim.x)
+      qr[i] = i < k ? static_cast<std::uint8_t>(
+                          __nv_cvt_float_to_fp8(__fdiv_rn(load1(x, e, r * k + i), s), __NV_SATFINITE, __NV_E4M3))
+                    : std::uint8_t{0};
+  }
+}
+
+}  // namespace
+
+Fp8Matrix quantize_rows_e4m3(const Tensor& x) {
+  const std::int64_t k = x.ndim() ? x.dim(-1) : 1;
+  const std::int64_t rows = x.ndim() ? shape_numel(Shape(x.shape().begin(), x.shape().end() - 1)) : 1;
+  Fp8Matrix m;
+  m.rows = rows;
+  m.cols = k;
+  const i64 rp = fp8_padded(rows), kp = fp8_padded(k);
+  m.values = Tensor::empty({rp, kp}, DType::FP8_E4M3, Device::CUDA);
+  m.scales = Tensor::empty({rows}, DType::F32, Device::CUDA);
+  if (rp == 0 || kp == 0) return m;
+  const unsigned blocks = static_cast<unsigned>(rp < 65535 * 16 ? rp : 65535 * 16);
+  quantize_rows_kernel<<<blocks, kThreads, 0, current_stream()>>>(x.data(), elt_of(x.dtype()), rows, k, rp, kp,
+                                                                  m.values.data_as<std::uint8_t>(),
+                                                                  m.scales.data_as<float>());
+  check_launch("quantize_rows_e4m3");
+  return m;
+}
+
+}  // namespace dattn::ops::cuda
