@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dattn/core/error.h"
+#include "dattn/ops/row_window.h"
 
 namespace dattn::wan {
 
@@ -16,17 +17,7 @@ TokenRange token_shard(const parallel::Communicator& group, std::int64_t tokens)
   return {group.rank() * (tokens / ranks), tokens / ranks};
 }
 
-Tensor slice_tokens(const Tensor& x, TokenRange range) {
-  const std::int64_t b = x.dim(0), s = x.dim(1), d = x.dim(2);
-  Tensor out = Tensor::empty({b, range.length, d}, x.dtype(), x.device());
-  const Tensor rows = x.reshape({b * s, d});
-  Tensor out_rows = out.reshape({b * range.length, d});
-  for (std::int64_t i = 0; i < b; ++i) {
-    Tensor dst = out_rows.narrow0(i * range.length, range.length);
-    dst.copy_from(rows.narrow0(i * s + range.start, range.length));
-  }
-  return out;
-}
+Tensor slice_tokens(const Tensor& x, TokenRange range) { return ops::copy_from({x, range.start}, range.length); }
 
 RopeTables slice_rope(const RopeTables& rope, TokenRange range) {
   return {rope.cos.narrow0(range.start, range.length), rope.sin.narrow0(range.start, range.length)};
