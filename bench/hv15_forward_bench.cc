@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench_main.h"
 #include "dattn/attention/config.h"
 #include "dattn/core/device_memory.h"
 #include "dattn/core/error.h"
@@ -100,11 +101,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dattn_hv15_forward_bench: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return dattn::bench::guarded_main("dattn_hv15_forward_bench", run, argc, argv); }

@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bench_main.h"
 #include "dattn/core/dtype.h"
 #include "dattn/core/error.h"
 #include "dattn/core/parallel_copy.h"
@@ -178,11 +179,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "dattn_load_bench: error: %s\n", e.what());
-    return 1;
-  }
-}
+int main(int argc, char** argv) { return dattn::bench::guarded_main("dattn_load_bench", run, argc, argv); }

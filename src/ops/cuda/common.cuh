@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cfloat>
 #include <cstdint>
 #include <string>
 
@@ -115,19 +116,30 @@ inline bool can_vec8(const void* p, DType d) {
   return (d == DType::F32 || d == DType::BF16 || d == DType::F16) && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
 }
 
-// Sum over the block; every thread gets the result. `scratch` holds 32 floats; blockDim.x is a multiple
-// of 32. Two calls in a row need a __syncthreads() between them, which the function does at its start.
-__device__ __forceinline__ float block_sum(float v, float* scratch) {
+// op over the block; every thread gets the result. `scratch` holds 32 floats; blockDim.x is a multiple
+// of 32; `identity` fills the lanes past the block's warps. Two calls in a row need a __syncthreads()
+// between them, which the function does at its start.
+template <class Op>
+__device__ __forceinline__ float block_reduce(float v, float* scratch, Op op, float identity) {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
   __syncthreads();
   if (lane == 0) scratch[warp] = v;
   __syncthreads();
-  v = lane < warps ? scratch[lane] : 0.0f;
+  v = lane < warps ? scratch[lane] : identity;
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
+}
+
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  return block_reduce(v, scratch, [](float a, float b) { return a + b; }, 0.0f);
+}
+
+// The max over the block (fmaxf: a NaN lane is ignored).
+__device__ __forceinline__ float block_max(float v, float* scratch) {
+  return block_reduce(v, scratch, [](float a, float b) { return fmaxf(a, b); }, -FLT_MAX);
 }
 
 // Grid size for a grid-stride loop over n work items with `threads` per block: enough blocks to fill

@@ -14,20 +14,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// Max over the block; every thread gets it. Same contract as block_sum (common.cuh).
-__device__ __forceinline__ float block_max(float v, float* scratch) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < warps ? scratch[lane] : 0.0f;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
 // Rows >= rows (the padding up to a multiple of 16) are written as zeros, as are columns >= k.
 __global__ void quantize_rows_kernel(const void* x, Elt e, i64 rows, i64 k, i64 padded_rows, i64 padded_k,
                                      std::uint8_t* q, float* scales) {

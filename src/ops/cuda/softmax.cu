@@ -8,19 +8,6 @@
 namespace dattn::ops::cuda {
 namespace {
 
-__device__ __forceinline__ float block_max(float v, float* scratch) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  v = lane < warps ? scratch[lane] : -FLT_MAX;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
 __global__ void softmax_kernel(float* s, i64 rows, i64 cols, float scale) {
   __shared__ float scratch[32];
   for (i64 r = blockIdx.x; r < rows; r += gridDim.x) {
