@@ -214,51 +214,49 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
   const int lane = threadIdx.x % G;
   const i64 nvec = p.d / 8;
   const float inv_d = 1.0f / static_cast<float>(p.d);
-  {
-    const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
-    const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
-    const ParamRows q = global_param_rows(p, r);
-    Vec8<Half> x[V];
-    float s = 0;
+  const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
+  const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
+  const ParamRows q = global_param_rows(p, r);
+  Vec8<Half> x[V];
+  float s = 0;
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const i64 v = lane + i64{j} * G;
-      if (v < nvec) {
-        load_row_vec(p, q, r, v, row < p.rows, x[j]);
+  for (int j = 0; j < V; ++j) {
+    const i64 v = lane + i64{j} * G;
+    if (v < nvec) {
+      load_row_vec(p, q, r, v, row < p.rows, x[j]);
+      float f[8];
+      x[j].get(p.ex, f);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
+    }
+  }
+  if constexpr (K == NormKind::Residual) return;
+  float mean = 0, inv;
+  if (K == NormKind::Rms) {
+    inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
+  } else {
+    mean = group_sum<G>(s) * inv_d;
+    float qsum = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (lane + i64{j} * G < nvec) {
         float f[8];
         x[j].get(p.ex, f);
 #pragma unroll
-        for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
+        for (int e = 0; e < 8; ++e) qsum += (f[e] - mean) * (f[e] - mean);
       }
-    }
-    if constexpr (K == NormKind::Residual) return;
-    float mean = 0, inv;
-    if (K == NormKind::Rms) {
-      inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
-    } else {
-      mean = group_sum<G>(s) * inv_d;
-      float qsum = 0;
+    inv = 1.0f / sqrtf(group_sum<G>(qsum) * inv_d + p.eps);
+  }
+  if (row >= p.rows) return;
+  const i64 obase = out_base(p, r);
 #pragma unroll
-      for (int j = 0; j < V; ++j)
-        if (lane + i64{j} * G < nvec) {
-          float f[8];
-          x[j].get(p.ex, f);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) qsum += (f[e] - mean) * (f[e] - mean);
-        }
-      inv = 1.0f / sqrtf(group_sum<G>(qsum) * inv_d + p.eps);
-    }
-    if (row >= p.rows) return;
-    const i64 obase = out_base(p, r);
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const i64 v = lane + i64{j} * G;
-      if (v < nvec) {
-        float f[8];
-        x[j].get(p.ex, f);
-        finish8<K>(p, q, r, v * 8, mean, inv, f);
-        store8(p.y, p.ex, obase + v * 8, f);
-      }
+  for (int j = 0; j < V; ++j) {
+    const i64 v = lane + i64{j} * G;
+    if (v < nvec) {
+      float f[8];
+      x[j].get(p.ex, f);
+      finish8<K>(p, q, r, v * 8, mean, inv, f);
+      store8(p.y, p.ex, obase + v * 8, f);
     }
   }
 }
