@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "dattn/models/quantization.h"
 #include "dattn/serve/api_error.h"
 #include "dattn/serve/base64.h"
 #include "dattn/serve/request_parse.h"
@@ -43,6 +44,7 @@ nlohmann::json model_card(const ServerState& s) {
   }
   return {{"id", s.options.model}, {"object", "model"}, {"owned_by", "dattn"}, {"class_name", p.class_name()},
           {"device", std::string(device_name(p.options().device))}, {"dtype", std::string(dtype_name(p.options().dtype))},
+          {"quantization", quantization_name(p.options().quantization)},
           {"video_format", video_format_name(s.options.video_format)},
           {"video_content_type", video_content_type(s.options.video_format)}, {"attention", attention}};
 }

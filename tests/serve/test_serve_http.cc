@@ -156,6 +156,7 @@ TEST(ServeHttp, ImagesModelsHealthMetrics) {
   EXPECT_EQ(models["data"][0]["class_name"], "WanPipeline");
   EXPECT_EQ(models["data"][0]["video_format"], "mp4");
   EXPECT_EQ(models["data"][0]["video_content_type"], "video/mp4");
+  EXPECT_EQ(models["data"][0]["quantization"], "none");
   ASSERT_FALSE(models["data"][0]["attention"].empty());
   EXPECT_FALSE(models["data"][0]["attention"][0]["backend"].get<std::string>().empty());
 
