@@ -16,6 +16,7 @@
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
 #include "dattn/pipeline/pipeline.h"
+#include "golden_request.h"
 #include "support/device_case.h"
 #include "support/golden_dir.h"
 #include "support/temp_folder.h"
@@ -30,21 +31,6 @@ struct Stage {
   std::string name;
   std::vector<double> got, want;
 };
-
-GenerationRequest golden_request(const SafetensorsFile& file) {
-  std::ifstream in(golden_dir() + kCase + ".json");
-  const nlohmann::json j = nlohmann::json::parse(in);
-  GenerationRequest r;
-  r.prompt = j.at("prompt");
-  r.negative_prompt = j.at("negative_prompt");
-  r.height = j.at("height");
-  r.width = j.at("width");
-  r.num_frames = j.at("num_frames");
-  r.num_inference_steps = j.at("num_inference_steps");
-  r.guidance_scale = j.at("guidance_scale");
-  r.initial_latents = Tensor::from_f64(file.read_f64("input.latents"), file.info("input.latents").shape);
-  return r;
-}
 
 // The rows of a [1, L, W] golden embedding that its mask marks valid (dattn zeroes the others: they cannot
 // reach the video), and the mask itself.
@@ -110,7 +96,7 @@ TEST_P(Hv15PipelineGolden, EveryStageMatchesDiffusersOnCpuFp32) {
   const auto pipeline = load_pipeline(golden_dir() + kPipeline, options);
   EXPECT_EQ(pipeline->class_name(), "HunyuanVideo15Pipeline");
   GenerationResult result;
-  const auto stages = run_stages(*pipeline, golden_request(want), want, result);
+  const auto stages = run_stages(*pipeline, golden_request(kCase, want), want, result);
   EXPECT_EQ(result.frames.shape(), (Shape{9, 64, 96, 3}));
   EXPECT_EQ(first_failure(stages, 1e-5, "cpu"), "");
   std::vector<std::string> names;
@@ -131,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(Guidance, Hv15PipelineGolden, ::testing::Values(Guidanc
 TEST(Hv15PipelineGoldenCuda, Fp32MatchesDiffusersAndBf16MatchesTheCpu) {
   DATTN_SKIP_WITHOUT_CUDA();
   const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
-  const GenerationRequest request = golden_request(want);
+  const GenerationRequest request = golden_request(kCase, want);
   PipelineOptions options;
   options.device = Device::CUDA;
   GenerationResult result;

@@ -2,17 +2,16 @@
 // (on the CPU the exact emulation of the CUDA arithmetic), compared with diffusers' float64 run beside
 // the unquantized fp32 and bf16 runs, so the cost of FP8 is measured on a whole pipeline, not assumed.
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "dattn/attention/metrics.h"
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/pipeline/pipeline.h"
+#include "golden_request.h"
 #include "support/device_case.h"
 #include "support/golden_dir.h"
 
@@ -43,22 +42,6 @@ constexpr double kFp8Bf16Latents = 2e-2, kFp8Bf16Video = 6e-3;
 //   fp32 + fp8        3.25e-2        2.15e-2
 constexpr double kHv15Fp8Latents = 6.5e-2, kHv15Fp8Video = 4.5e-2;
 
-GenerationRequest golden_request(const Golden& g, const SafetensorsFile& file) {
-  std::ifstream in(golden_dir() + g.case_name + ".json");
-  const nlohmann::json j = nlohmann::json::parse(in);
-  GenerationRequest r;
-  r.prompt = j.at("prompt");
-  r.negative_prompt = j.at("negative_prompt");
-  r.height = j.at("height");
-  r.width = j.at("width");
-  r.num_frames = j.at("num_frames");
-  r.num_inference_steps = j.at("num_inference_steps");
-  r.guidance_scale = j.at("guidance_scale");
-  if (j.contains("max_sequence_length")) r.max_sequence_length = j.at("max_sequence_length");
-  r.initial_latents = Tensor::from_f64(file.read_f64("input.latents"), file.info("input.latents").shape);
-  return r;
-}
-
 struct Errors {
   ErrorStats latents, video;
   std::vector<double> video_values;
@@ -67,7 +50,7 @@ struct Errors {
 // The final latents and the video of one run against the golden float64 ones.
 Errors run_against_golden(Device device, DType dtype, Quantization q, const Golden& g = kWan) {
   const SafetensorsFile want(golden_dir() + g.case_name + ".safetensors");
-  const GenerationRequest request = golden_request(g, want);
+  const GenerationRequest request = golden_request(g.case_name, want);
   PipelineOptions options;
   options.device = device;
   options.dtype = dtype;

@@ -1,18 +1,17 @@
 // The whole Wan text-to-video pipeline against diffusers (tests/golden/wan_tiny/cases/pipeline_t2v_fp32):
 // float32 on the CPU from the same initial noise, compared stage by stage in pipeline order (text
 // embeddings, the latents after every step, the video), so a failure names the first stage that disagrees.
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "dattn/attention/metrics.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/models/wan/transformer.h"
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/pipeline/wan/wan_pipeline.h"
+#include "golden_request.h"
 #include "support/device_case.h"
 #include "support/golden_dir.h"
 
@@ -29,22 +28,6 @@ struct Stage {
   std::string name;
   std::vector<double> got;
 };
-
-GenerationRequest golden_request(const SafetensorsFile& file) {
-  std::ifstream in(golden_dir() + kCase + ".json");
-  const nlohmann::json j = nlohmann::json::parse(in);
-  GenerationRequest r;
-  r.prompt = j.at("prompt");
-  r.negative_prompt = j.at("negative_prompt");
-  r.height = j.at("height");
-  r.width = j.at("width");
-  r.num_frames = j.at("num_frames");
-  r.num_inference_steps = j.at("num_inference_steps");
-  r.guidance_scale = j.at("guidance_scale");
-  r.max_sequence_length = j.at("max_sequence_length");
-  r.initial_latents = Tensor::from_f64(file.read_f64("input.latents"), file.info("input.latents").shape);
-  return r;
-}
 
 // The stages a run produces, in pipeline order, each matched with the golden tensor of the same name.
 std::vector<Stage> run_stages(Pipeline& pipeline, const GenerationRequest& request, GenerationResult& result) {
@@ -79,7 +62,7 @@ void expect_golden(GuidanceMode mode) {
   const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
   const WanPipelineInfo info = inspect_wan_pipeline(golden_dir() + "/wan_tiny/pipeline");
   EXPECT_TRUE(info.expand_timesteps);
-  const GenerationRequest request = golden_request(want);
+  const GenerationRequest request = golden_request(kCase, want);
   PipelineOptions options;
   options.guidance = mode;
   const std::unique_ptr<Pipeline> pipeline = load_pipeline(golden_dir() + "/wan_tiny/pipeline", options);
@@ -116,7 +99,7 @@ TEST(WanPipelineGolden, EveryStageMatchesDiffusersOnCpuFp32WithBatchedGuidance) 
 TEST(WanPipelineGoldenCuda, Fp32OnTheDeviceMatchesDiffusers) {
   DATTN_SKIP_WITHOUT_CUDA();
   const SafetensorsFile want(golden_dir() + kCase + ".safetensors");
-  const GenerationRequest request = golden_request(want);
+  const GenerationRequest request = golden_request(kCase, want);
   std::vector<double> video[2];
   for (GuidanceMode mode : {GuidanceMode::Sequential, GuidanceMode::Batched}) {
     PipelineOptions options;

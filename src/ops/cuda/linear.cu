@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "ops/cuda/common.cuh"
+#include "ops/cuda/cublaslt_check.cuh"
 #include "ops/cuda/cuda_ops.h"
 #include "ops/cuda/gemm.h"
 #include "dattn/core/run_context.h"
@@ -19,11 +20,7 @@
 namespace dattn::ops::cuda {
 namespace {
 
-void check_lt(cublasStatus_t s, const char* call) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("linear (cuda): ") + call + " failed: " + cublasLtGetStatusString(s));
-}
-#define DATTN_LT(call) check_lt((call), #call)
+#define DATTN_LT(call) check_cublaslt((call), "linear", #call)
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 

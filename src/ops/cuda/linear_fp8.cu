@@ -26,16 +26,13 @@
 
 #include "dattn/core/run_context.h"
 #include "ops/cuda/common.cuh"
+#include "ops/cuda/cublaslt_check.cuh"
 #include "ops/cuda/linear_fp8.h"
 
 namespace dattn::ops::cuda {
 namespace {
 
-void check_lt(cublasStatus_t s, const char* call) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("linear_fp8 (cuda): ") + call + " failed: " + cublasLtGetStatusString(s));
-}
-#define DATTN_LT8(call) check_lt((call), #call)
+#define DATTN_LT8(call) check_cublaslt((call), "linear_fp8", #call)
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 
