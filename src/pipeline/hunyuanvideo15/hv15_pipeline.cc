@@ -17,7 +17,6 @@
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/parallel_checks.h"
-#include "pipeline/common/quantization_check.h"
 #include "pipeline/common/memory_check.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/video_frames.h"
@@ -41,7 +40,6 @@ class Hv15Pipeline final : public Pipeline {
         context_(RunContext::create(options.device, options.device_index)) {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
-    pipeline::check_quantization(options);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
                                      "HunyuanVideo15Pipeline's transformer", false);
     (void)make_guidance(guidance_mode_, options.parallel.cfg);
