@@ -8,10 +8,12 @@
 // text keys are padded and masked) meets the same bound against one process's batched run.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
 #include "cli/mpirun_runner.h"
@@ -73,6 +75,48 @@ TEST(CliUlyssesHv15, TwoRanksMatchOneProcessToFloat32Rounding) {
   ASSERT_EQ(b.status, 0) << b.err;
   expect_close(video(batched), video(single_b), "Ulysses 2, batched guidance");
   for (const std::string& p : {single, u2, u2c2, single_b, batched}) fs::remove(p);
+}
+
+// The golden pipeline's configs with 4 heads (of 32 columns, the RoPE axes' sum) and random weights:
+// Ulysses 2 then puts 2 heads on each rank (their order inside a rank's slice counts) and Ulysses 4
+// splits the 72 tokens over 4 ranks.
+TEST(CliUlyssesHv15, FourHeadsOverTwoAndFourRanksMatchOneProcess) {
+  if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
+  const std::string g = golden_dir() + "/hv15_tiny/pipeline/", config = work_path("transformer.json"),
+                    model = work_path("model4");
+  {
+    std::ifstream in(g + "transformer/config.json");
+    nlohmann::json j = nlohmann::json::parse(in);
+    ASSERT_EQ(j.at("attention_head_dim"), 32);
+    j["num_attention_heads"] = 4;
+    std::ofstream(config) << j.dump(2);
+  }
+  const CliResult made = run_dattn(
+      "make-pipeline --transformer-config " + shell_quote(config) + " --vae-config " + shell_quote(g + "vae/config.json") +
+      " --text-encoder-config " + shell_quote(g + "text_encoder/config.json") + " --text-encoder-2-config " +
+      shell_quote(g + "text_encoder_2/config.json") + " --tokenizer " + shell_quote(g + "tokenizer") +
+      " --tokenizer-2 " + shell_quote(g + "tokenizer_2") + " --scheduler-config " +
+      shell_quote(g + "scheduler/scheduler_config.json") + " --guider-config " +
+      shell_quote(g + "guider/guider_config.json") + " --out " + shell_quote(model));
+  ASSERT_EQ(made.status, 0) << made.err;
+  const auto args = [&](const std::string& output) {
+    return "generate --device cpu --model " + shell_quote(model) +
+           " --prompt 'A red neon sign that says \"OPEN 24/7\".' --height 64 --width 96 --num-frames 9"
+           " --num-inference-steps 3 --seed 7 --output " + shell_quote(output);
+  };
+  const std::string single = work_path("single4.safetensors"), u2 = work_path("u2_4.safetensors"),
+                    u4 = work_path("u4_4.safetensors");
+  const CliResult one = run_dattn(args(single), "-u OMPI_COMM_WORLD_SIZE -u PMI_SIZE");
+  ASSERT_EQ(one.status, 0) << one.err;
+  const CliResult two = mpirun(2, args(u2) + " --ulysses-degree 2");
+  ASSERT_EQ(two.status, 0) << two.err;
+  const CliResult four = mpirun(4, args(u4) + " --ulysses-degree 4");
+  ASSERT_EQ(four.status, 0) << four.err;
+  const std::vector<double> want = video(single);
+  expect_close(video(u2), want, "4 heads, Ulysses 2");
+  expect_close(video(u4), want, "4 heads, Ulysses 4");
+  for (const std::string& p : {config, single, u2, u4}) fs::remove(p);
+  fs::remove_all(model);
 }
 
 // Each refusal on every rank, before any denoising step, and no output written.
