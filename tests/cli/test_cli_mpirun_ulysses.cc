@@ -4,21 +4,14 @@
 // block and sum those differently (measured: video rel L2 2.8e-7, max abs 8.3e-7 on [0, 1] frames).
 // Ulysses 2 x CFG 2 on 4 ranks must then equal Ulysses 2 alone exactly (the CFG split adds no rounding),
 // and batched guidance (batch 2 through the token slices and the gather) meets the same bound.
-#include <unistd.h>
-
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cli/cli_runner.h"
+#include "cli/mpirun_runner.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/io/safetensors.h"
 #include "dattn/parallel/world.h"
@@ -29,9 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string work_path(const std::string& name) {
-  return (fs::path(::testing::TempDir()) / ("dattn_ulysses_" + std::to_string(getpid()) + "_" + name)).string();
-}
+std::string work_path(const std::string& name) { return mpirun_work_path("ulysses_" + name); }
 
 // The golden case's request (its initial noise given), or `size` with seeded noise.
 std::string wan_args(const std::string& output, const std::string& size = "") {
@@ -42,23 +33,6 @@ std::string wan_args(const std::string& output, const std::string& size = "") {
   return "generate --device cpu --model " + shell_quote(g + "pipeline") +
          " --prompt 'A dog running across a field of golden wheat.' --negative-prompt '' " + shape +
          " --num-frames 9 --num-inference-steps 4 --guidance-scale 5 --output " + shell_quote(output);
-}
-
-// `mpirun -np ranks dattn args` as CI runs it (as root, 2 cores); its exit status and stderr.
-CliResult mpirun(int ranks, const std::string& args) {
-  const std::string err = work_path("mpirun.err");
-  const std::string cmd = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive "
-                          "timeout 300 " DATTN_MPIEXEC " --oversubscribe --bind-to none -np " + std::to_string(ranks) +
-                          " " + shell_quote(dattn_binary()) + " " + args + " >/dev/null 2>" + shell_quote(err);
-  CliResult r;
-  const int raw = std::system(cmd.c_str());
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream f(err);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.err = ss.str();
-  std::remove(err.c_str());
-  return r;
 }
 
 std::vector<double> video(const std::string& path) { return SafetensorsFile(path).read_f64("video"); }

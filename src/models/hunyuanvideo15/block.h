@@ -9,6 +9,7 @@
 
 #include "dattn/attention/layer.h"
 #include "dattn/models/hunyuanvideo15/config.h"
+#include "dattn/parallel/communicator.h"
 #include "models/hunyuanvideo15/capture.h"
 #include "models/hunyuanvideo15/rope.h"
 #include "models/hunyuanvideo15/weights.h"
@@ -22,11 +23,14 @@ struct Streams {
 
 class Block {
  public:
+  // `ulysses`: the sequence-parallel group (null or size 1: none); with P > 1 ranks the attention layer
+  // is resolved for H/P heads and the video stream holds this rank's Sv/P tokens (ulysses.h).
   Block(std::int64_t index, const HunyuanVideo15TransformerConfig& config, const AttentionSettings& settings,
-        DType dtype, Device device);
+        DType dtype, Device device, std::shared_ptr<parallel::Communicator> ulysses = nullptr);
 
-  // silu_temb [B, D]; text_valid[b] <= T. When `need_text` is false the text stream's feed-forward (which
-  // only later blocks read) is skipped and the returned text is the attention's residual only.
+  // silu_temb [B, D]; text_valid[b] <= T; rope holds the rows of the video stream's tokens. When
+  // `need_text` is false the text stream's feed-forward (which only later blocks read) is skipped and the
+  // returned text is the attention's residual only.
   Streams forward(const BlockWeights& w, const Streams& in, const Tensor& silu_temb,
                   const std::vector<std::int64_t>& text_valid, const RopeTables& rope, bool need_text,
                   const Capture& capture) const;
@@ -34,8 +38,18 @@ class Block {
   const AttentionLayer& layer() const { return *layer_; }
 
  private:
+  // The backend's output [B, Sv + T, H, D] for the normed streams nv [B, Sv, D] and nt [B, T, D]: in one
+  // process, or across the Ulysses group (Sv this rank's tokens).
+  Tensor joint_attention(const BlockWeights& w, const Tensor& nv, const Tensor& nt,
+                         const std::vector<std::int64_t>& text_valid, const RopeTables& rope,
+                         const Capture& capture) const;
+  Tensor ulysses_attention(const BlockWeights& w, const Tensor& nv, const Tensor& nt,
+                           const std::vector<std::int64_t>& text_valid, const RopeTables& rope,
+                           const Capture& capture) const;
+
   std::string prefix_;
   std::int64_t heads_, head_dim_;
+  std::shared_ptr<parallel::Communicator> ulysses_;  // null: the whole sequence is here
   std::unique_ptr<AttentionLayer> layer_;
 };
 

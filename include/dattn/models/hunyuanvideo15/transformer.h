@@ -22,6 +22,7 @@
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
 #include "dattn/models/hunyuanvideo15/config.h"
+#include "dattn/parallel/communicator.h"
 
 namespace dattn {
 
@@ -31,6 +32,12 @@ struct Hv15RunOptions {
   AttentionSettings attention;
   // Fp8: the dual-stream blocks' attention projections and FFN linears quantized at load (weights.h).
   Quantization quantization = Quantization::None;
+  // Ulysses sequence parallel (docs/parallel.md) over this group when it has more than one rank: each
+  // rank runs its slice of the video tokens through the blocks, the text stream is replicated, the joint
+  // attention exchanges video tokens for heads around the backend, and the output is gathered, so every
+  // rank returns the whole prediction. (Initialised, so the pipeline's brace-initialisation of the first
+  // fields does not warn.)
+  std::shared_ptr<parallel::Communicator> ulysses = nullptr;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks); names follow
