@@ -1,6 +1,7 @@
 // The parallel flags of `dattn generate` and `dattn serve` in one process (no mpirun): each bad value is
-// a one-line error naming it and what was expected, before any work. The multi-rank runs themselves are
-// tests/cli/mpirun_cfg_parallel.sh (ctest parallel_cfg_generate_mpirun).
+// a one-line error naming it and what was expected, before any work (with DATTN_SPAWN=off, the opt-out of
+// starting the ranks). The multi-rank runs themselves are tests/cli/mpirun_cfg_parallel.sh (ctest
+// parallel_cfg_generate_mpirun) and tests/cli/test_cli_self_start.cc.
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,7 +31,9 @@ std::string generate_args(const std::string& extra) {
 
 void expect_refused(const std::string& args, const std::string& message) {
   // env -u: a developer's shell inside an mpirun allocation must not make this a multi-rank run.
-  const CliResult r = run_dattn(args, "-u OMPI_COMM_WORLD_SIZE -u PMI_SIZE");
+  // DATTN_SPAWN=off: a process alone refuses a degree product above 1 instead of starting the ranks
+  // itself (which tests/cli/test_cli_self_start.cc runs).
+  const CliResult r = run_dattn(args, "-u OMPI_COMM_WORLD_SIZE -u PMI_SIZE DATTN_SPAWN=off");
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find(message), std::string::npos) << "stderr: " << r.err;

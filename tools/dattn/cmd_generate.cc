@@ -25,6 +25,7 @@
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/run_dtype_option.h"
 #include "dattn/seed_option.h"
+#include "dattn/start_ranks.h"
 
 namespace dattn::tool {
 namespace {
@@ -130,6 +131,8 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time
+  // Alone and asked for several ranks: become mpirun starting them on this host (returns when not).
+  start_ranks_when_alone(o.parallel, options.device, ctx.arguments);
   // The ranks (mpirun's, or this process alone); every rank checks the same arguments the same way, so a
   // bad one fails on all of them before any work. Only rank 0 makes folders and writes files.
   RunRanks ranks = join_ranks(o.parallel, options.device);

@@ -15,6 +15,8 @@ namespace dattn::tool {
 // line before CLI11 parses the rest (their paths are open-ended, which CLI11 cannot express).
 struct CommandContext {
   AttentionFlags attention_flags;
+  std::vector<std::string> arguments;  // the command line after the program name, as given: a run that
+                                       // starts its own ranks passes it to them (start_ranks.h)
 };
 
 struct Command {

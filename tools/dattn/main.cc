@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
                                      add_generate_command(app),    add_serve_command(app)};
 
     CommandContext ctx;
+    ctx.arguments = args;
     ctx.attention_flags = extract_attention_flags(args);
     std::vector<std::string> names;
     for (const Command& c : commands) names.push_back(c.app->get_name());

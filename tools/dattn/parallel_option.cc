@@ -9,7 +9,7 @@
 namespace dattn::tool {
 
 void add_parallel_options(CLI::App& app, ParallelFlags& flags) {
-  const std::string group = "Parallel (one process per rank, started by mpirun; docs/parallel.md)";
+  const std::string group = "Parallel (one process per rank: generate starts them on one host, mpirun across hosts; docs/parallel.md)";
   app.add_option("--tensor-parallel-size", flags.degrees.tensor_parallel,
                  "Ranks that split each layer's heads and FFN (not built yet: 1 only)")
       ->group(group)->capture_default_str();
@@ -27,16 +27,22 @@ std::optional<GuidanceMode> guidance_from_option(const std::string& text) {
   throw UserError("--guidance '" + text + "': expected sequential, batched or cfg-parallel");
 }
 
+void require_gpu_per_rank(Device device, int ranks_on_host, const std::string& what) {
+  if (device != Device::CUDA) return;
+  const int gpus = cuda_device_count();
+  if (ranks_on_host > gpus)
+    throw UserError("--device cuda: " + what + ", which has " + std::to_string(gpus) +
+                    " visible GPU(s): expected at most " + std::to_string(gpus) + " ranks per host");
+}
+
 RunRanks join_ranks(const ParallelFlags& flags, Device device) {
   RunRanks r{parallel::World::join(), {}, 0};
   quiet_other_ranks(r.world.rank());
   parallel::check_degrees(flags.degrees, r.world.size());
   if (device == Device::CUDA && r.world.size() > 1) {
-    const int gpus = cuda_device_count();
-    if (r.world.local_rank() >= gpus)
-      throw UserError("--device cuda: rank " + std::to_string(r.world.rank()) + " is rank " +
-                      std::to_string(r.world.local_rank()) + " on its host, which has " + std::to_string(gpus) +
-                      " visible GPU(s): expected at most " + std::to_string(gpus) + " ranks per host (mpirun -np)");
+    require_gpu_per_rank(device, r.world.local_rank() + 1,
+                         "rank " + std::to_string(r.world.rank()) + " is rank " + std::to_string(r.world.local_rank()) +
+                             " on its host");
     r.device_index = r.world.local_rank();
   }
   r.groups = r.world.size() > 1 ? parallel::make_groups(r.world.communicator(), flags.degrees)

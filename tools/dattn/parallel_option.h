@@ -29,6 +29,10 @@ struct RunRanks {
   int device_index = 0;  // the GPU of this rank on a CUDA run: its rank on this host
 };
 
+// On CUDA, each rank takes its own GPU: UserError "--device cuda: <what>, which has G visible GPU(s) ..."
+// when `ranks_on_host` ranks outnumber this host's GPUs. No-op for the CPU.
+void require_gpu_per_rank(Device device, int ranks_on_host, const std::string& what);
+
 // Joins the ranks mpirun started (or this process alone), checks the degrees against their number and,
 // on CUDA, that this host has a GPU for each of its ranks. Ranks other than 0 print nothing from here
 // on but their errors (rank_output.h). UserError naming the flag and what was expected.
