@@ -4,64 +4,24 @@
 // block and sum those differently (measured: video rel L2 2.8e-7, max abs 8.3e-7 on [0, 1] frames).
 // Ulysses 2 x CFG 2 on 4 ranks must then equal Ulysses 2 alone exactly (the CFG split adds no rounding),
 // and batched guidance (batch 2 through the token slices and the gather) meets the same bound.
-#include <unistd.h>
-
-#include <sys/wait.h>
-
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "cli/cli_runner.h"
+#include "cli/mpirun_wan.h"
 #include "dattn/attention/metrics.h"
-#include "dattn/io/safetensors.h"
 #include "dattn/parallel/world.h"
-#include "support/golden_dir.h"
 
 namespace dattn::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string work_path(const std::string& name) {
-  return (fs::path(::testing::TempDir()) / ("dattn_ulysses_" + std::to_string(getpid()) + "_" + name)).string();
-}
-
-// The golden case's request (its initial noise given), or `size` with seeded noise.
-std::string wan_args(const std::string& output, const std::string& size = "") {
-  const std::string g = golden_dir() + "/wan_tiny/";
-  const std::string shape = size.empty() ? "--height 64 --width 96 --initial-latents " +
-                                               shell_quote(g + "cases/pipeline_t2v_fp32.safetensors")
-                                         : size + " --seed 1";
-  return "generate --device cpu --model " + shell_quote(g + "pipeline") +
-         " --prompt 'A dog running across a field of golden wheat.' --negative-prompt '' " + shape +
-         " --num-frames 9 --num-inference-steps 4 --guidance-scale 5 --output " + shell_quote(output);
-}
-
-// `mpirun -np ranks dattn args` as CI runs it (as root, 2 cores); its exit status and stderr.
-CliResult mpirun(int ranks, const std::string& args) {
-  const std::string err = work_path("mpirun.err");
-  const std::string cmd = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_WAIT_POLICY=passive "
-                          "timeout 300 " DATTN_MPIEXEC " --oversubscribe --bind-to none -np " + std::to_string(ranks) +
-                          " " + shell_quote(dattn_binary()) + " " + args + " >/dev/null 2>" + shell_quote(err);
-  CliResult r;
-  const int raw = std::system(cmd.c_str());
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream f(err);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  r.err = ss.str();
-  std::remove(err.c_str());
-  return r;
-}
-
-std::vector<double> video(const std::string& path) { return SafetensorsFile(path).read_f64("video"); }
+std::string work_path(const std::string& name) { return mpirun_work_path("ulysses_" + name); }
+std::string wan_args(const std::string& output, const std::string& size = "") { return wan_golden_args(output, size); }
+std::vector<double> video(const std::string& path) { return written_video(path); }
 
 TEST(CliUlysses, TwoRanksMatchOneProcessToFloat32Rounding) {
   if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
