@@ -135,7 +135,7 @@ TEST_F(MpiTensorParallel, RmsNormAcrossRanksIsTheWholeRowsNorm) {
     }
     if (rank() == 0)
       std::printf("rms norm across %d ranks (%s): max abs difference %.3g, with rope %.3g\n", size(),
-                  dtype_name(dtype), worst, worst_rope);
+                  std::string(dtype_name(dtype)).c_str(), worst, worst_rope);
     // The partial norm alone (each rank's own statistics) would differ: the test can fail.
     const std::vector<float> local = ops::rms_norm(mine, eps, my_gain).to_f32_vector();
     double apart = 0;
