@@ -145,11 +145,11 @@ TEST_F(MpiTensorParallel, RmsNormAcrossRanksIsTheWholeRowsNorm) {
 }
 
 // A 4-head Wan transformer with random weights, written by each rank to its own directory.
-std::string write_wan_model(const std::string& dir) {
+std::string write_wan_model(const std::string& dir, int ffn_dim = 64) {
   fs::create_directories(dir);
   const std::string config = dir + "/config.json";
   std::ofstream(config) << R"({"_class_name": "WanTransformer3DModel", "attention_head_dim": 16,
-    "cross_attn_norm": true, "eps": 1e-06, "ffn_dim": 64, "freq_dim": 32, "in_channels": 4,
+    "cross_attn_norm": true, "eps": 1e-06, "ffn_dim": )" << ffn_dim << R"(, "freq_dim": 32, "in_channels": 4,
     "num_attention_heads": 4, "num_layers": 2, "out_channels": 4, "patch_size": [1, 2, 2],
     "qk_norm": "rms_norm_across_heads", "rope_max_seq_len": 1024, "text_dim": 16})";
   RandomCheckpointOptions o;
@@ -191,6 +191,35 @@ TEST_F(MpiTensorParallel, WanTransformerMatchesOneProcessToFloat32Rounding) {
     check(both, "tensor parallel 2 x Ulysses 2");
   }
   fs::remove_all(base);
+}
+
+// WanTransformer::load's own checks (for callers other than the pipeline), before any weight is read.
+TEST_F(MpiTensorParallel, WanTransformerRefusesSplitsItCannotRun) {
+  const std::string base = dir("wan_odd");
+  const std::string model = write_wan_model(base, 63);
+  WanRunOptions o;
+  o.tensor_parallel = g_world;
+  try {
+    (void)WanTransformer::load(model, o);
+    ADD_FAILURE() << "an FFN of 63 columns was split over " << size() << " ranks";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("ffn_dim 63 does not split over " + std::to_string(size()) +
+                                         " tensor-parallel ranks"), std::string::npos) << e.what();
+  }
+  // At 4 ranks: the world as both the tensor-parallel and the Ulysses group asks 4 heads to split over
+  // 16 (refused when the blocks are built, before any collective or weight).
+  if (size() == 4) {
+    o.ulysses = g_world;
+    try {
+      (void)WanTransformer::load(write_wan_model(base + "_heads"), o);
+      ADD_FAILURE() << "4 heads were split over 16";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("4 attention heads do not split over 16 ranks"), std::string::npos)
+          << e.what();
+    }
+  }
+  fs::remove_all(base);
+  fs::remove_all(base + "_heads");
 }
 
 }  // namespace
