@@ -73,8 +73,6 @@ refused 4 "--ulysses-degree 4: WanPipeline's transformer has 2 attention heads, 
   "${wan[@]}" --ulysses-degree 4 --output "$work/u.safetensors"
 refused 2 "--ulysses-degree 2: Ulysses sequence parallel is not built yet for HunyuanVideo15Pipeline's transformer" \
   "${hv15[@]}" --ulysses-degree 2 --output "$work/u.safetensors"
-refused 2 "--tensor-parallel-size 2: tensor parallel is not built yet" "${hv15[@]}" --tensor-parallel-size 2 \
-  --output "$work/t.safetensors"
 refused 2 "--cfg-parallel-size 2 with --guidance batched: expected --guidance cfg-parallel" "${wan[@]}" \
   --cfg-parallel-size 2 --guidance batched --output "$work/b.safetensors"
 echo "refusals: ok"

@@ -1,12 +1,12 @@
 // Tensor parallel end to end: `mpirun -np 2 dattn generate --tensor-parallel-size 2` on the tiny golden
-// Wan pipeline (2 heads, FFN 128: one head and 64 FFN columns per rank) against one process. The bound
-// is float32 rounding, not equality: the row-parallel projections sum two partial GEMMs (and add the
-// bias after), which rounds differently from one GEMM over all the columns (measured: video rel L2
-// 2.7e-7, max abs 8.3e-7 on [0, 1] frames; batched 2.6e-7, 7.2e-7). Tensor parallel 2 x CFG 2 on
-// 4 ranks must equal tensor parallel 2 alone exactly (each CFG half runs the same batch-1 forwards), and
-// batched guidance (batch 2 through the split blocks) meets the same bound.
-// The refusals come before any step: 2 heads do not split over tensor parallel 2 x Ulysses 2, and
-// HunyuanVideo-1.5 has no tensor parallel.
+// Wan pipeline (2 heads, FFN 128: one head and 64 FFN columns per rank) and HunyuanVideo-1.5 pipeline (2
+// heads, FFN 256) against one process. The bound is float32 rounding, not equality: the row-parallel
+// projections sum two partial GEMMs (and add the bias after), which rounds differently from one GEMM over
+// all the columns. Measured video rel L2 / max abs on [0, 1] frames: Wan 2.7e-7 / 8.3e-7 (batched
+// guidance 2.6e-7 / 7.2e-7), HunyuanVideo-1.5 4.0e-7 / 3.2e-6 (batched 4.0e-7 / 3.6e-6). Tensor
+// parallel 2 x CFG 2 on 4 ranks must equal tensor parallel 2 alone exactly (each CFG half runs the same
+// batch-1 forwards). The refusals come before any step: 2 heads do not split over 4 ranks, nor over
+// tensor parallel 2 x Ulysses 2.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -24,13 +24,24 @@ namespace fs = std::filesystem;
 
 std::string work_path(const std::string& name) { return mpirun_work_path("tp_" + name); }
 
-TEST(CliTensorParallel, TwoRanksMatchOneProcessToFloat32Rounding) {
-  if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
-  const std::string single = work_path("single.safetensors"), t2 = work_path("t2.safetensors"),
-                    t2c2 = work_path("t2c2.safetensors");
-  const CliResult one = run_dattn(wan_golden_args(single), "-u OMPI_COMM_WORLD_SIZE -u PMI_SIZE");
+// The tiny golden HunyuanVideo-1.5 pipeline's request (2 heads, FFN 256), its initial noise given.
+std::string hv15_golden_args(const std::string& output) {
+  const std::string g = golden_dir() + "/hv15_tiny/";
+  return "generate --device cpu --model " + shell_quote(g + "pipeline") +
+         " --prompt 'A red neon sign that says \"OPEN 24/7\" glowing above a diner door at night.' --height 64"
+         " --width 96 --num-frames 9 --num-inference-steps 4 --seed 42 --guidance-scale 6.0 --initial-latents " +
+         shell_quote(g + "cases/pipeline_t2v.safetensors") + " --output " + shell_quote(output);
+}
+
+// Tensor parallel 2 against one process, then tensor parallel 2 x CFG 2 against tensor parallel 2 and
+// (with `batched`) batched guidance against one process.
+void expect_tensor_parallel_matches(const std::string& family, std::string (*args)(const std::string&),
+                                    bool batched) {
+  const std::string single = work_path(family + "_single.safetensors"), t2 = work_path(family + "_t2.safetensors"),
+                    t2c2 = work_path(family + "_t2c2.safetensors"), t2b = work_path(family + "_t2b.safetensors");
+  const CliResult one = run_dattn(args(single), "-u OMPI_COMM_WORLD_SIZE -u PMI_SIZE");
   ASSERT_EQ(one.status, 0) << one.err;
-  const CliResult two = mpirun(2, wan_golden_args(t2) + " --tensor-parallel-size 2");
+  const CliResult two = mpirun(2, args(t2) + " --tensor-parallel-size 2");
   ASSERT_EQ(two.status, 0) << two.err;
   const std::vector<double> want = written_video(single), got = written_video(t2);
   ASSERT_EQ(got.size(), want.size());
@@ -38,23 +49,36 @@ TEST(CliTensorParallel, TwoRanksMatchOneProcessToFloat32Rounding) {
   EXPECT_EQ(e.nonfinite, 0u);
   EXPECT_LE(e.rel_l2, 2e-6) << describe(e);
   EXPECT_LE(e.max_abs, 1e-5) << describe(e);
-  std::printf("tensor parallel 2 against one process: %s\n", describe(e).c_str());
+  std::printf("%s, tensor parallel 2 against one process: %s\n", family.c_str(), describe(e).c_str());
 
-  const CliResult four = mpirun(4, wan_golden_args(t2c2) + " --tensor-parallel-size 2 --cfg-parallel-size 2");
+  const CliResult four = mpirun(4, args(t2c2) + " --tensor-parallel-size 2 --cfg-parallel-size 2");
   ASSERT_EQ(four.status, 0) << four.err;
   EXPECT_EQ(written_video(t2c2), got);
 
-  // Batched guidance: both branches in one batch-2 forward through the split blocks.
-  const std::string batched = work_path("t2b.safetensors");
-  const CliResult b = mpirun(2, wan_golden_args(batched) + " --tensor-parallel-size 2 --guidance batched");
-  ASSERT_EQ(b.status, 0) << b.err;
-  const std::vector<double> got_b = written_video(batched);
-  ASSERT_EQ(got_b.size(), want.size());
-  const ErrorStats eb = compare(got_b.data(), want.data(), want.size());
-  EXPECT_LE(eb.rel_l2, 2e-6) << describe(eb);
-  EXPECT_LE(eb.max_abs, 1e-5) << describe(eb);
-  std::printf("tensor parallel 2, batched guidance, against one process: %s\n", describe(eb).c_str());
-  for (const std::string& p : {single, t2, t2c2, batched}) fs::remove(p);
+  if (batched) {  // both branches in one batch-2 forward through the split blocks
+    const CliResult b = mpirun(2, args(t2b) + " --tensor-parallel-size 2 --guidance batched");
+    ASSERT_EQ(b.status, 0) << b.err;
+    const std::vector<double> got_b = written_video(t2b);
+    ASSERT_EQ(got_b.size(), want.size());
+    const ErrorStats eb = compare(got_b.data(), want.data(), want.size());
+    EXPECT_LE(eb.rel_l2, 2e-6) << describe(eb);
+    EXPECT_LE(eb.max_abs, 1e-5) << describe(eb);
+    std::printf("%s, tensor parallel 2, batched guidance, against one process: %s\n", family.c_str(),
+                describe(eb).c_str());
+  }
+  for (const std::string& p : {single, t2, t2c2, t2b}) fs::remove(p);
+}
+
+std::string wan_args(const std::string& output) { return wan_golden_args(output); }
+
+TEST(CliTensorParallel, WanTwoRanksMatchOneProcessToFloat32Rounding) {
+  if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
+  expect_tensor_parallel_matches("wan", wan_args, true);
+}
+
+TEST(CliTensorParallel, Hv15TwoRanksMatchOneProcessToFloat32Rounding) {
+  if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
+  expect_tensor_parallel_matches("hv15", hv15_golden_args, true);
 }
 
 // --quantization fp8: the row-parallel weights are quantized per output channel over each rank's columns,
@@ -97,12 +121,9 @@ TEST(CliTensorParallel, RefusesSplitsTheModelCannotRunBeforeAnyStep) {
           "multiple of 4 (each rank runs heads / (tensor parallel x Ulysses)); expected degrees whose product is 1 or 2");
   refused(4, wan_golden_args(out) + " --tensor-parallel-size 4",
           "--tensor-parallel-size 4: WanPipeline's transformer has 2 attention heads, not a multiple of 4; expected 1 or 2");
-  const std::string hv15 = "generate --device cpu --model " + shell_quote(golden_dir() + "/hv15_tiny/pipeline") +
-                           " --prompt 'A sign.' --height 64 --width 96 --num-frames 9 --num-inference-steps 2 "
-                           "--output " + shell_quote(out) + " --tensor-parallel-size 2";
-  refused(2, hv15,
-          "--tensor-parallel-size 2: tensor parallel is not built yet for HunyuanVideo15Pipeline's transformer "
-          "(docs/parallel.md); expected 1");
+  refused(4, hv15_golden_args(out) + " --tensor-parallel-size 4",
+          "--tensor-parallel-size 4: HunyuanVideo15Pipeline's transformer has 2 attention heads, not a multiple of 4; "
+          "expected 1 or 2");
 }
 
 }  // namespace

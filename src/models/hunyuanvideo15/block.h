@@ -9,6 +9,7 @@
 
 #include "dattn/attention/layer.h"
 #include "dattn/models/hunyuanvideo15/config.h"
+#include "dattn/parallel/communicator.h"
 #include "models/hunyuanvideo15/capture.h"
 #include "models/hunyuanvideo15/rope.h"
 #include "models/hunyuanvideo15/weights.h"
@@ -22,8 +23,10 @@ struct Streams {
 
 class Block {
  public:
+  // `tensor_parallel`: the group the heads and FFN columns are split over (null or size 1: none); the
+  // weights then hold this rank's parts and the attention layer is resolved for its H/T heads.
   Block(std::int64_t index, const HunyuanVideo15TransformerConfig& config, const AttentionSettings& settings,
-        DType dtype, Device device);
+        DType dtype, Device device, const std::shared_ptr<parallel::Communicator>& tensor_parallel = nullptr);
 
   // silu_temb [B, D]; text_valid[b] <= T. When `need_text` is false the text stream's feed-forward (which
   // only later blocks read) is skipped and the returned text is the attention's residual only.
@@ -35,8 +38,9 @@ class Block {
 
  private:
   std::string prefix_;
-  std::int64_t heads_, head_dim_;
+  std::int64_t heads_, head_dim_;  // heads_: this rank's (all of them without tensor parallel)
   std::unique_ptr<AttentionLayer> layer_;
+  std::shared_ptr<parallel::Communicator> tp_;  // null: every head and FFN column is here
 };
 
 }  // namespace dattn::hv15

@@ -43,7 +43,9 @@ class Hv15Pipeline final : public Pipeline {
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     pipeline::check_quantization(options);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
-                                     "HunyuanVideo15Pipeline's transformer", false);
+                                     "HunyuanVideo15Pipeline's transformer", false, true);
+    pipeline::check_tensor_parallel_split(options, info_.transformer.num_attention_heads, info_.transformer.mlp_dim(),
+                                          "HunyuanVideo15Pipeline's transformer");
     (void)make_guidance(guidance_mode_, options.parallel.cfg);
     libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, options.device, [this] {
@@ -52,6 +54,7 @@ class Hv15Pipeline final : public Pipeline {
     transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, options.device, [this] {
       Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
       o.quantization = options_.quantization;
+      o.tensor_parallel = options_.parallel.tensor_parallel;
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read

@@ -22,6 +22,7 @@
 #include "dattn/core/tensor.h"
 #include "dattn/models/denoiser.h"
 #include "dattn/models/hunyuanvideo15/config.h"
+#include "dattn/parallel/communicator.h"
 
 namespace dattn {
 
@@ -31,6 +32,10 @@ struct Hv15RunOptions {
   AttentionSettings attention;
   // Fp8: the dual-stream blocks' attention projections and FFN linears quantized at load (weights.h).
   Quantization quantization = Quantization::None;
+  // Tensor parallel (docs/parallel.md) over this group when it has more than one rank: each rank loads
+  // and runs its share of every dual-stream block's heads and FFN columns, the row-parallel projections'
+  // outputs are summed over the group, and every rank returns the whole prediction.
+  std::shared_ptr<parallel::Communicator> tensor_parallel = nullptr;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks); names follow

@@ -31,7 +31,7 @@ struct WanRunOptions {
   // and runs its share of every block's heads and FFN columns, the row-parallel projections' outputs are
   // summed over the group, and every rank returns the whole prediction. Composes with `ulysses` (the
   // heads must split over both). Its ranks are the ranks of one Ulysses shard.
-  std::shared_ptr<parallel::Communicator> tensor_parallel;
+  std::shared_ptr<parallel::Communicator> tensor_parallel = nullptr;
   // Fp8: the blocks' attention (q, k, v, out) and FFN linears quantized at load (wan::quantize_fp8).
   Quantization quantization = Quantization::None;
 };
