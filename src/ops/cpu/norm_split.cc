@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "dattn/ops/combine.h"
-#include "dattn/ops/rope.h"
 #include "ops/cpu/cpu_ops.h"
 #include "ops/cpu/f32_io.h"
 

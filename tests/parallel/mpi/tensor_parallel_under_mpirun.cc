@@ -4,6 +4,7 @@
 // one process's prediction to float32 rounding. Every rank makes the same collectives whatever it sees.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
