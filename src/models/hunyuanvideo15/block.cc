@@ -54,7 +54,8 @@ Block::Block(std::int64_t index, const HunyuanVideo15TransformerConfig& config, 
       tp_(tensor_parallel && tensor_parallel->size() > 1 ? tensor_parallel : nullptr) {
   if (tp_ && heads_ % tp_->size() != 0)
     throw UserError(prefix_ + ": " + std::to_string(heads_) + " attention heads do not split over " +
-                    std::to_string(tp_->size()) + " tensor-parallel ranks; expected a divisor of the heads");
+                    std::to_string(tp_->size()) +
+                    " tensor-parallel ranks; expected a tensor-parallel size that divides them");
   if (tp_) heads_ /= tp_->size();
   const auto roles = hunyuanvideo15_attention_roles(config, dtype);  // find_role returns into it
   const AttentionRoleDecl& decl = find_role(roles, "self");

@@ -49,9 +49,10 @@ HunyuanVideo15Transformer HunyuanVideo15Transformer::load(const std::string& dir
                       "HunyuanVideo15Transformer3DModel (" + dir + ")");
   const parallel::Communicator* tp = options.tensor_parallel.get();
   if (tp && impl->config.mlp_dim() % tp->size() != 0)
-    throw UserError("HunyuanVideo15Transformer3DModel (" + dir + "): the FFN's " + std::to_string(impl->config.mlp_dim()) +
-                    " columns do not split over " + std::to_string(tp->size()) +
-                    " tensor-parallel ranks; expected a divisor");
+    throw UserError("HunyuanVideo15Transformer3DModel (" + dir + "): the FFN's " +
+                    std::to_string(impl->config.mlp_dim()) + " columns do not split over " +
+                    std::to_string(tp->size()) +
+                    " tensor-parallel ranks; expected a tensor-parallel size that divides it");
   // Attention layers first: a backend that cannot run the model, or heads that do not split over the
   // ranks, fail before the weights are read.
   for (std::int64_t i = 0; i < impl->config.num_refiner_layers; ++i)

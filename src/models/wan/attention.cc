@@ -26,7 +26,8 @@ Attention::Attention(std::string name, const AttentionRoleDecl& decl, float eps,
   const std::int64_t split = (ulysses_ ? ulysses_->size() : 1) * (tp_ ? tp_->size() : 1);
   if (heads_ % split != 0)
     throw UserError(name + ": " + std::to_string(heads_) + " attention heads do not split over " +
-                    std::to_string(split) + " ranks (tensor parallel x Ulysses); expected a divisor of the heads");
+                    std::to_string(split) +
+                    " ranks (tensor parallel x Ulysses); expected degrees whose product divides them");
   if (tp_) heads_ /= tp_->size();
   // Resolved and checked for the declaration's nominal shape: dtype, heads and head dim are the ones
   // every call will have (under Ulysses and tensor parallel, this rank's share of the heads), the

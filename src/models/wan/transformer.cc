@@ -50,7 +50,8 @@ WanTransformer WanTransformer::load(const std::string& dir, const WanRunOptions&
   const parallel::Communicator* tp = options.tensor_parallel.get();
   if (tp && impl->config.ffn_dim % tp->size() != 0)
     throw UserError("WanTransformer3DModel (" + dir + "): ffn_dim " + std::to_string(impl->config.ffn_dim) +
-                    " does not split over " + std::to_string(tp->size()) + " tensor-parallel ranks; expected a divisor");
+                    " does not split over " + std::to_string(tp->size()) +
+                    " tensor-parallel ranks; expected a tensor-parallel size that divides it");
   // Blocks (and their attention layers) first: a backend that cannot run the model, or heads that do
   // not split over the ranks, fail before gigabytes of weights are read.
   for (std::int64_t i = 0; i < impl->config.num_layers; ++i)
