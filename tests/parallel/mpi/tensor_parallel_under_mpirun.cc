@@ -1,7 +1,8 @@
 // Tensor parallel's pieces under `mpirun -np N` (2 or 4): each rank takes its slice of a checkpoint
 // tensor, the RMS norm across ranks equals the whole rows' norm, and a Wan transformer (random weights,
 // 4 heads) run tensor-parallel over every rank, and at 4 ranks as tensor parallel 2 x Ulysses 2, returns
-// one process's prediction to float32 rounding. Every rank makes the same collectives whatever it sees.
+// one process's prediction to float32 rounding, as does a HunyuanVideo-1.5 transformer (random, 4 heads)
+// on a ragged batch of two. Every rank makes the same collectives whatever it sees.
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors_writer.h"
 #include "dattn/io/weight_store.h"
+#include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/models/random_checkpoint.h"
 #include "dattn/models/wan/transformer.h"
 #include "dattn/ops/norm.h"
@@ -221,6 +223,52 @@ TEST_F(MpiTensorParallel, WanTransformerRefusesSplitsItCannotRun) {
   }
   fs::remove_all(base);
   fs::remove_all(base + "_heads");
+}
+
+// A 4-head HunyuanVideo-1.5 transformer (head dim 16 = rope axes 4 + 6 + 6, FFN 256) with random weights.
+std::string write_hv15_model(const std::string& dir) {
+  fs::create_directories(dir);
+  const std::string config = dir + "/config.json";
+  std::ofstream(config) << R"({"_class_name": "HunyuanVideo15Transformer3DModel", "in_channels": 9,
+    "out_channels": 4, "num_attention_heads": 4, "attention_head_dim": 16, "num_layers": 2,
+    "num_refiner_layers": 1, "text_embed_dim": 24, "text_embed_2_dim": 16, "image_embed_dim": 8,
+    "rope_axes_dim": [4, 6, 6], "task_type": "t2v"})";
+  RandomCheckpointOptions o;
+  o.dtype = DType::F32;
+  o.seed = 9;
+  write_random_checkpoint(config, dir + "/transformer", o);
+  return dir + "/transformer";
+}
+
+// Both streams split (the joint attention over video then text, text keys masked per item), the token
+// refiner replicated, against one process.
+TEST_F(MpiTensorParallel, HunyuanVideo15TransformerMatchesOneProcessToFloat32Rounding) {
+  const std::string base = dir("hv15");
+  const std::string model = write_hv15_model(base);
+  const std::int64_t b = 2;
+  Hv15TextInputs text;
+  text.encoder_hidden_states = Tensor::from_f32(random_values(b * 10 * 24, 41), {b, 10, 24});
+  text.encoder_hidden_states_2 = Tensor::from_f32(random_values(b * 6 * 16, 42), {b, 6, 16});
+  std::vector<float> m1(b * 10, 0.0f), m2(b * 6, 0.0f);
+  for (int i = 0; i < 7; ++i) m1[static_cast<std::size_t>(i)] = 1;  // item 0: 7 of 10 tokens, 3 glyph tokens
+  for (int i = 0; i < 4; ++i) m1[static_cast<std::size_t>(10 + i)] = 1;  // item 1: 4 tokens, no glyph text
+  for (int i = 0; i < 3; ++i) m2[static_cast<std::size_t>(i)] = 1;
+  text.encoder_attention_mask = Tensor::from_f32(m1, {b, 10});
+  text.encoder_attention_mask_2 = Tensor::from_f32(m2, {b, 6});
+  const Tensor hidden = Tensor::from_f32(random_values(b * 9 * 2 * 4 * 4, 43), {b, 9, 2, 4, 4});
+  const Tensor t = Tensor::from_f64({700.0}, {1}, DType::F64);
+  const std::vector<double> want = HunyuanVideo15Transformer::load(model, {}).forward(hidden, t, text).to_f64_vector();
+
+  Hv15RunOptions o;
+  o.tensor_parallel = g_world;
+  const std::vector<double> got = HunyuanVideo15Transformer::load(model, o).forward(hidden, t, text).to_f64_vector();
+  ASSERT_EQ(got.size(), want.size());
+  const ErrorStats e = compare(got.data(), want.data(), want.size());
+  EXPECT_EQ(e.nonfinite, 0u);
+  EXPECT_LE(e.rel_l2, 2e-6) << describe(e);
+  EXPECT_LE(e.max_abs, 1e-5) << describe(e);
+  if (rank() == 0) std::printf("HunyuanVideo-1.5 transformer, tensor parallel %d: %s\n", size(), describe(e).c_str());
+  fs::remove_all(base);
 }
 
 }  // namespace
