@@ -30,7 +30,7 @@ std::string refusal(const std::function<void()>& check) {
 
 TEST(ParallelChecks, TensorParallelSplitsTheFfnAndTheHeadsOverBothGroups) {
   EXPECT_EQ(refusal([] { pipeline::check_tensor_parallel_split(degrees(3, 1), 6, 128, "T"); }),
-            "--tensor-parallel-size 3: T has an FFN of 128 columns (ffn_dim), not a multiple of 3; expected 1 or 2");
+            "--tensor-parallel-size 3: T has an FFN of 128 columns, not a multiple of 3; expected 1 or 2");
   EXPECT_EQ(refusal([] { pipeline::check_tensor_parallel_split(degrees(2, 2), 2, 128, "T"); }),
             "--tensor-parallel-size 2 x --ulysses-degree 2: T has 2 attention heads, not a multiple of 4 (each rank "
             "runs heads / (tensor parallel x Ulysses)); expected degrees whose product is 1 or 2");

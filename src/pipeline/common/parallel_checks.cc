@@ -49,7 +49,7 @@ void check_tensor_parallel_split(const PipelineOptions& options, std::int64_t at
   const int t = d.tensor_parallel, both = t * d.ulysses;
   if (t > 1 && ffn_dim % t != 0)
     throw UserError("--tensor-parallel-size " + std::to_string(t) + ": " + transformer + " has an FFN of " +
-                    std::to_string(ffn_dim) + " columns (ffn_dim), not a multiple of " + std::to_string(t) +
+                    std::to_string(ffn_dim) + " columns, not a multiple of " + std::to_string(t) +
                     "; expected " + divisors(std::gcd(attention_heads, ffn_dim)));
   if (t > 1 && d.ulysses > 1 && attention_heads % both != 0)
     throw UserError("--tensor-parallel-size " + std::to_string(t) + " x --ulysses-degree " + std::to_string(d.ulysses) +

@@ -15,7 +15,7 @@ namespace dattn::pipeline {
 void check_parallel_degrees(const PipelineOptions& options, GuidanceMode mode, std::int64_t attention_heads,
                             const std::string& transformer, bool has_ulysses, bool has_tensor_parallel = false);
 
-// Tensor parallel's further splits (Wan): the FFN's `ffn_dim` columns divide by the degree, and with
+// Tensor parallel's further splits: the FFN's `ffn_dim` hidden columns divide by the degree, and with
 // Ulysses too the heads divide by tensor parallel x Ulysses.
 void check_tensor_parallel_split(const PipelineOptions& options, std::int64_t attention_heads, std::int64_t ffn_dim,
                                  const std::string& transformer);
