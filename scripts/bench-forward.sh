@@ -3,7 +3,8 @@
 # baseline (bench/<family>_forward_torch.py) in the same command, merged into one markdown table.
 #
 #   scripts/bench-forward.sh --family wan|hv15 --model DIR --config CONFIG.json
-#                            [--backends FLASH_ATTN,TORCH_SDPA] [--bin BIN] [--out FILE.md]
+#                            [--backends FLASH_ATTN,TORCH_SDPA,FLASH_ATTN+fp8] [--bin BIN] [--out FILE.md]
+# A backend entry BACKEND+Q also passes --quantization Q (fp8 linears).
 # DIR is a checkpoint made with `dattn make-checkpoint --config CONFIG.json --out DIR --dtype bf16`.
 # hv15 runs the PyTorch baseline twice: with diffusers' text layout (1985 packed text tokens, boolean
 # mask) and trimmed to the valid tokens (the work dattn does, no mask).
@@ -38,8 +39,10 @@ else
   python3 "$torch_py" --config "$config" --json "$dir/torch.json" >"$dir/torch.log" 2>&1 || status=$?
 fi
 IFS=, read -ra list <<<"$backends"
-for b in "${list[@]}"; do
-  "$bin" --model "$model" --backend "$b" --json "$dir/dattn-$b.json" >"$dir/dattn-$b.log" 2>&1 || status=$?
+for entry in "${list[@]}"; do  # BACKEND or BACKEND+QUANTIZATION (e.g. FLASH_ATTN+fp8)
+  b="${entry%%+*}" q=none
+  [[ "$entry" == *+* ]] && q="${entry#*+}"
+  "$bin" --model "$model" --backend "$b" --quantization "$q" --json "$dir/dattn-$entry.json" >"$dir/dattn-$entry.log" 2>&1 || status=$?
 done
 python3 - "$family" "$dir" "$out_md" "$config" "${list[@]}" <<'PY'
 import json, os, subprocess, sys, datetime
@@ -76,7 +79,8 @@ for b in backends:
     if not r:
         lines.append(f"| dattn | {b} | failed (see dattn-{b}.log) | | | | | | |"); continue
     ratio = f"{r['median_ms'] / t['median_ms']:.2f}" if t else "-"
-    lines.append(f"| dattn | {b} | {r['median_ms']:.1f} | {r['attention_ms']:.1f} | {r['gemm_ms']:.1f} | {r['rest_ms']:.1f} | {r['peak_gib']:.2f} | {r['weights_gib']:.2f} | {ratio} |")
+    label = b.replace("+", ", linears ")
+    lines.append(f"| dattn | {label} | {r['median_ms']:.1f} | {r['attention_ms']:.1f} | {r['gemm_ms']:.1f} | {r['rest_ms']:.1f} | {r['peak_gib']:.2f} | {r['weights_gib']:.2f} | {ratio} |")
 lines += ["", f"vs torch = time / the first PyTorch row's time (< 1: faster)."]
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -6,14 +6,17 @@
 // guidance 2.6e-7 / 7.2e-7), HunyuanVideo-1.5 4.0e-7 / 3.2e-6 (batched 4.0e-7 / 3.6e-6). Tensor
 // parallel 2 x CFG 2 on 4 ranks must equal tensor parallel 2 alone exactly (each CFG half runs the same
 // batch-1 forwards). The refusals come before any step: 2 heads do not split over 4 ranks, nor over
-// tensor parallel 2 x Ulysses 2.
+// tensor parallel 2 x Ulysses 2 (both families; HunyuanVideo-1.5's tensor parallel x Ulysses runs in
+// CliUlyssesHv15.FourHeads*).
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "cli/mpirun_wan.h"
+#include "cli/cli_runner.h"
+#include "cli/mpirun_runner.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/parallel/world.h"
 
@@ -23,15 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string work_path(const std::string& name) { return mpirun_work_path("tp_" + name); }
-
-// The tiny golden HunyuanVideo-1.5 pipeline's request (2 heads, FFN 256), its initial noise given.
-std::string hv15_golden_args(const std::string& output) {
-  const std::string g = golden_dir() + "/hv15_tiny/";
-  return "generate --device cpu --model " + shell_quote(g + "pipeline") +
-         " --prompt 'A red neon sign that says \"OPEN 24/7\" glowing above a diner door at night.' --height 64"
-         " --width 96 --num-frames 9 --num-inference-steps 4 --seed 42 --guidance-scale 6.0 --initial-latents " +
-         shell_quote(g + "cases/pipeline_t2v.safetensors") + " --output " + shell_quote(output);
-}
 
 // Tensor parallel 2 against one process, then tensor parallel 2 x CFG 2 against tensor parallel 2 and
 // (with `batched`) batched guidance against one process.
@@ -70,6 +64,7 @@ void expect_tensor_parallel_matches(const std::string& family, std::string (*arg
 }
 
 std::string wan_args(const std::string& output) { return wan_golden_args(output); }
+std::string hv15_args(const std::string& output) { return hv15_golden_args(output); }
 
 TEST(CliTensorParallel, WanTwoRanksMatchOneProcessToFloat32Rounding) {
   if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
@@ -78,7 +73,7 @@ TEST(CliTensorParallel, WanTwoRanksMatchOneProcessToFloat32Rounding) {
 
 TEST(CliTensorParallel, Hv15TwoRanksMatchOneProcessToFloat32Rounding) {
   if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
-  expect_tensor_parallel_matches("hv15", hv15_golden_args, true);
+  expect_tensor_parallel_matches("hv15", hv15_args, true);
 }
 
 // --quantization fp8: the row-parallel weights are quantized per output channel over each rank's columns,
@@ -121,6 +116,10 @@ TEST(CliTensorParallel, RefusesSplitsTheModelCannotRunBeforeAnyStep) {
           "multiple of 4 (each rank runs heads / (tensor parallel x Ulysses)); expected degrees whose product is 1 or 2");
   refused(4, wan_golden_args(out) + " --tensor-parallel-size 4",
           "--tensor-parallel-size 4: WanPipeline's transformer has 2 attention heads, not a multiple of 4; expected 1 or 2");
+  refused(4, hv15_golden_args(out) + " --tensor-parallel-size 2 --ulysses-degree 2",
+          "--tensor-parallel-size 2 x --ulysses-degree 2: HunyuanVideo15Pipeline's transformer has 2 attention heads, "
+          "not a multiple of 4 (each rank runs heads / (tensor parallel x Ulysses)); expected degrees whose product is "
+          "1 or 2");
   refused(4, hv15_golden_args(out) + " --tensor-parallel-size 4",
           "--tensor-parallel-size 4: HunyuanVideo15Pipeline's transformer has 2 attention heads, not a multiple of 4; "
           "expected 1 or 2");

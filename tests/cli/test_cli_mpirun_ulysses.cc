@@ -10,7 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/mpirun_wan.h"
+#include "cli/cli_runner.h"
+#include "cli/mpirun_runner.h"
 #include "dattn/attention/metrics.h"
 #include "dattn/parallel/world.h"
 

@@ -1,6 +1,9 @@
 // The dual-stream block (see block.h). Norms are non-affine LayerNorms and per-head RMSNorms, eps 1e-6.
 #include "models/hunyuanvideo15/block.h"
 
+#include <string>
+#include <utility>
+
 #include "dattn/core/error.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/ops/ops.h"
@@ -8,6 +11,7 @@
 #include "models/hunyuanvideo15/modulation.h"
 #include "models/hunyuanvideo15/row_parallel.h"
 #include "models/hunyuanvideo15/rows.h"
+#include "models/hunyuanvideo15/ulysses.h"
 
 namespace dattn::hv15 {
 namespace {
@@ -16,13 +20,8 @@ constexpr float kEps = 1e-6f;
 // AdaLayerNormZero's six vectors, in diffusers' chunk order.
 enum : int { kShiftMsa = 0, kScaleMsa, kGateMsa, kShiftMlp, kScaleMlp, kGateMlp };
 
-// The joint attention's inputs [B, video + text, H, D].
-struct Qkv {
-  Tensor q, k, v;
-};
-
 // One stream's queries and keys (normalised per head, with the rotary embedding when `rope` is given:
-// video tokens) and values, written into its rows of the joint tensors from `row` on.
+// video tokens) and values, written into rows of `joint` ([B, N, H, D] each) from `row` on.
 void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Linear& wq, const Linear& wk,
                   const Linear& wv, const Tensor& norm_q, const Tensor& norm_k, const RopeTables* rope) {
   const Shape shape{x.dim(0), x.dim(1), joint.q.dim(2), joint.q.dim(3)};
@@ -39,6 +38,11 @@ void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Lin
   apply_into(wv, x, {v, row});
 }
 
+Qkv empty_qkv(const Shape& shape, const Tensor& like) {
+  return {Tensor::empty(shape, like.dtype(), like.device()), Tensor::empty(shape, like.dtype(), like.device()),
+          Tensor::empty(shape, like.dtype(), like.device())};
+}
+
 // Tensor parallel: this rank's FFN columns (the GELU is per column), summed over `tp` after `out`.
 Tensor feed_forward(parallel::Communicator* tp, const Tensor& x, const Linear& in, const Linear& out) {
   return apply_row_parallel(tp, out, apply_gelu_tanh(in, x));
@@ -47,21 +51,59 @@ Tensor feed_forward(parallel::Communicator* tp, const Tensor& x, const Linear& i
 }  // namespace
 
 Block::Block(std::int64_t index, const HunyuanVideo15TransformerConfig& config, const AttentionSettings& settings,
-             DType dtype, Device device, const std::shared_ptr<parallel::Communicator>& tensor_parallel)
+             DType dtype, Device device, std::shared_ptr<parallel::Communicator> ulysses,
+             std::shared_ptr<parallel::Communicator> tensor_parallel)
     : prefix_("transformer_blocks." + std::to_string(index)),
       heads_(config.num_attention_heads),
       head_dim_(config.attention_head_dim),
-      tp_(tensor_parallel && tensor_parallel->size() > 1 ? tensor_parallel : nullptr) {
-  if (tp_ && heads_ % tp_->size() != 0)
+      ulysses_(ulysses && ulysses->size() > 1 ? std::move(ulysses) : nullptr),
+      tp_(tensor_parallel && tensor_parallel->size() > 1 ? std::move(tensor_parallel) : nullptr) {
+  // Each rank's backend runs heads / (T x U): refused here, before any weight is read, if that is no
+  // whole number (the pipelines refuse it earlier, naming the flags).
+  const std::int64_t split = (ulysses_ ? ulysses_->size() : 1) * (tp_ ? tp_->size() : 1);
+  if (heads_ % split != 0)
     throw UserError(prefix_ + ": " + std::to_string(heads_) + " attention heads do not split over " +
-                    std::to_string(tp_->size()) +
-                    " tensor-parallel ranks; expected a tensor-parallel size that divides them");
+                    std::to_string(split) +
+                    " ranks (tensor parallel x Ulysses); expected degrees whose product divides them");
   if (tp_) heads_ /= tp_->size();
   const auto roles = hunyuanvideo15_attention_roles(config, dtype);  // find_role returns into it
   const AttentionRoleDecl& decl = find_role(roles, "self");
-  AttentionShape shape = decl.nominal;  // this rank's heads
-  shape.heads_q = shape.heads_kv = heads_;
+  AttentionShape shape = decl.nominal;  // every call runs this rank's H/(T U) heads
+  shape.heads_q = shape.heads_kv = heads_ / (ulysses_ ? ulysses_->size() : 1);
   layer_ = std::make_unique<AttentionLayer>(prefix_ + ".attn", decl.role, decl.category, settings, shape, device);
+}
+
+Tensor Block::joint_attention(const BlockWeights& w, const Tensor& nv, const Tensor& nt,
+                              const std::vector<std::int64_t>& text_valid, const RopeTables& rope,
+                              const Capture& capture) const {
+  const std::int64_t sv = nv.dim(1);
+  const Qkv qkv = empty_qkv({nv.dim(0), sv + nt.dim(1), heads_, head_dim_}, nv);
+  project_into(qkv, 0, nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, &rope);
+  project_into(qkv, sv, nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, nullptr);
+  std::vector<std::int64_t> valid_keys;
+  for (std::int64_t n : text_valid) valid_keys.push_back(sv + n);
+  const Tensor out = attend(*layer_, qkv.q, qkv.k, qkv.v, valid_keys);
+  if (capture.on()) {
+    capture(prefix_ + ".attn.backend.q", qkv.q);
+    capture(prefix_ + ".attn.backend.k", qkv.k);
+    capture(prefix_ + ".attn.backend.v", qkv.v);
+    capture(prefix_ + ".attn.backend.out", out);
+  }
+  return out;
+}
+
+Tensor Block::ulysses_attention(const BlockWeights& w, const Tensor& nv, const Tensor& nt,
+                                const std::vector<std::int64_t>& text_valid, const RopeTables& rope,
+                                const Capture& capture) const {
+  // The same per-token norms and rotary embedding as one process, on this rank's video tokens (rope holds
+  // their rows) and on the replicated text.
+  const Qkv video = empty_qkv({nv.dim(0), nv.dim(1), heads_, head_dim_}, nv);
+  const Qkv text = empty_qkv({nt.dim(0), nt.dim(1), heads_, head_dim_}, nt);
+  project_into(video, 0, nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, &rope);
+  project_into(text, 0, nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, nullptr);
+  const Tensor out = ulysses_joint_attention(*ulysses_, *layer_, video, text, text_valid);
+  capture(prefix_ + ".attn.backend.out", out);  // this rank's video tokens, then the text
+  return out;
 }
 
 Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& silu_temb,
@@ -85,21 +127,8 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
     capture_vector(capture, prefix_ + ".norm1_context.out.c_gate_mlp", mt, kGateMlp);
   }
 
-  const Shape joint_shape{b, sv + st, heads_, head_dim_};
-  const Qkv qkv{Tensor::empty(joint_shape, nv.dtype(), nv.device()), Tensor::empty(joint_shape, nv.dtype(), nv.device()),
-                Tensor::empty(joint_shape, nv.dtype(), nv.device())};
-  project_into(qkv, 0, nv, w.to_q, w.to_k, w.to_v, w.norm_q, w.norm_k, &rope);
-  project_into(qkv, sv, nt, w.add_q, w.add_k, w.add_v, w.norm_added_q, w.norm_added_k, nullptr);
-  const Tensor &q = qkv.q, &k = qkv.k, &v = qkv.v;
-  std::vector<std::int64_t> valid_keys;
-  for (std::int64_t n : text_valid) valid_keys.push_back(sv + n);
-  const Tensor out = attend(*layer_, q, k, v, valid_keys);
-  if (capture.on()) {
-    capture(prefix_ + ".attn.backend.q", q);
-    capture(prefix_ + ".attn.backend.k", k);
-    capture(prefix_ + ".attn.backend.v", v);
-    capture(prefix_ + ".attn.backend.out", out);
-  }
+  const Tensor out = ulysses_ ? ulysses_attention(w, nv, nt, text_valid, rope, capture)
+                              : joint_attention(w, nv, nt, text_valid, rope, capture);
   // Each stream's output projection reads its rows of the joint output in place (no copy of them when B > 1);
   // under tensor parallel, d is this rank's heads' columns and the projections are row-parallel.
   const Tensor joint = out.reshape({b, sv + st, d});

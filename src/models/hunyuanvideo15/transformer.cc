@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,9 @@
 #include "models/hunyuanvideo15/rope.h"
 #include "models/hunyuanvideo15/rows.h"
 #include "models/hunyuanvideo15/text_stream.h"
+#include "models/hunyuanvideo15/ulysses.h"
 #include "models/hunyuanvideo15/weights.h"
+#include "models/wan/sequence_shard.h"
 
 namespace dattn {
 
@@ -59,9 +62,8 @@ HunyuanVideo15Transformer HunyuanVideo15Transformer::load(const std::string& dir
     impl->refiner.push_back(
         std::make_unique<hv15::RefinerBlock>(i, impl->config, options.attention, options.dtype, options.device));
   for (std::int64_t i = 0; i < impl->config.num_layers; ++i)
-    impl->blocks.push_back(
-        std::make_unique<hv15::Block>(i, impl->config, options.attention, options.dtype, options.device,
-                                      options.tensor_parallel));
+    impl->blocks.push_back(std::make_unique<hv15::Block>(i, impl->config, options.attention, options.dtype,
+                                                         options.device, options.ulysses, options.tensor_parallel));
   WeightStore store(dir);
   impl->weights = hv15::load_weights(store, impl->config, options.dtype, options.device, tp);
   if (options.quantization == Quantization::Fp8) hv15::quantize_fp8(impl->weights);
@@ -126,17 +128,27 @@ Tensor HunyuanVideo15Transformer::forward(const Tensor& hidden_states, const Ten
   s.text = ts.tokens;
   if (capture.on()) capture("transformer_blocks.0.attn.backend.key_valid", hv15::packed_mask(ts, tokens));
 
+  // Ulysses: from here to the output projection the video stream is this rank's tokens only (the
+  // modulation, norms and FFNs are per token); the text stream stays whole on every rank. The token
+  // shards are the Wan ones (generic over [B, S, C]).
+  parallel::Communicator* ulysses =
+      impl_->options.ulysses && impl_->options.ulysses->size() > 1 ? impl_->options.ulysses.get() : nullptr;
+  const wan::TokenRange shard = ulysses ? wan::token_shard(*ulysses, tokens) : wan::TokenRange{0, tokens};
+  const hv15::RopeTables rope = ulysses ? hv15::slice_rope(impl_->rope, shard.start, shard.length) : impl_->rope;
+  if (ulysses) s.video = wan::slice_tokens(s.video, shard);
+
   const Tensor silu_temb = ops::silu(temb);
   for (std::size_t i = 0; i < impl_->blocks.size(); ++i) {
     const bool last = i + 1 == impl_->blocks.size();
-    s = impl_->blocks[i]->forward(w.blocks[i], s, silu_temb, ts.valid, impl_->rope, !last, capture);
+    s = impl_->blocks[i]->forward(w.blocks[i], s, silu_temb, ts.valid, rope, !last, capture);
   }
 
   // AdaLayerNormContinuous: scale first, then shift (the blocks' adaLN-Zero chunks put shift first).
-  const ops::TokenModulation mod = hv15::batch_modulation(silu_temb, w.norm_out, 2, tokens);
+  const ops::TokenModulation mod = hv15::batch_modulation(silu_temb, w.norm_out, 2, shard.length);
   Tensor x = ops::layer_norm_modulated(s.video, 1e-6f, mod, /*shift_k=*/1, /*scale_k=*/0);
   capture("norm_out.out", x);
   x = ops::linear(x, w.proj_out.weight, w.proj_out.bias);
+  if (ulysses) x = wan::gather_tokens(*ulysses, x);  // every rank returns the whole prediction
   if (capture.on() && c.patch() == std::array<std::int64_t, 3>{1, 1, 1}) capture("proj_out.out", x);
   return ops::unpatchify_3d(x, grid, c.patch(), c.out_channels);
 }

@@ -85,7 +85,7 @@ Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m
   const i64 n = h.numel(), d = h.dim(-1);
   if (n == 0) return y;
   const float* params = m.params.data_as<float>();
-  // The row kernel when it takes the rows: its blocks stage the gate row they share in shared memory.
+  // The row kernel when it takes the rows (each row reads the gate row from L1/L2).
   RowNormArgs p;
   p.x = h.data(), p.y = y.data(), p.ex = elt_of(h.dtype()), p.d = d, p.rows = n / d;
   p.res_x = x.data(), p.eres = elt_of(x.dtype()), p.res_out = y.data();

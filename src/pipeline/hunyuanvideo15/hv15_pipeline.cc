@@ -17,7 +17,6 @@
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/parallel_checks.h"
-#include "pipeline/common/quantization_check.h"
 #include "pipeline/common/memory_check.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/video_frames.h"
@@ -41,9 +40,8 @@ class Hv15Pipeline final : public Pipeline {
         context_(RunContext::create(options.device, options.device_index)) {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
-    pipeline::check_quantization(options);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
-                                     "HunyuanVideo15Pipeline's transformer", false, true);
+                                     "HunyuanVideo15Pipeline's transformer", true, true);
     pipeline::check_tensor_parallel_split(options, info_.transformer.num_attention_heads, info_.transformer.mlp_dim(),
                                           "HunyuanVideo15Pipeline's transformer");
     (void)make_guidance(guidance_mode_, options.parallel.cfg);
@@ -54,6 +52,7 @@ class Hv15Pipeline final : public Pipeline {
     transformer_ = ComponentSlot<HunyuanVideo15Transformer>("transformer", options.residency, options.device, [this] {
       Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
       o.quantization = options_.quantization;
+      o.ulysses = options_.parallel.ulysses;
       o.tensor_parallel = options_.parallel.tensor_parallel;
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
@@ -85,6 +84,9 @@ class Hv15Pipeline final : public Pipeline {
     check_hv15_request(info_, request);
     const double scale = request.guidance_scale.value_or(default_guidance_scale());
     pipeline::check_cfg_parallel_request(guidance_mode_, info_.guider_enabled && scale > 1.0, scale);
+    const Shape latents = latent_shape(request);
+    const auto patch = info_.transformer.patch();
+    pipeline::check_ulysses_tokens(options_, latents[2] / patch[0] * (latents[3] / patch[1]) * (latents[4] / patch[2]));
     const ContextScope bound(*context_);
     pipeline::check_memory_fits(hv15_request_memory(info_, request, options_),
                                 "try a smaller --height/--width or fewer --num-frames");

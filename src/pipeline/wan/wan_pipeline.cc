@@ -21,7 +21,6 @@
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/parallel_checks.h"
-#include "pipeline/common/quantization_check.h"
 #include "pipeline/common/stage_clock.h"
 #include "pipeline/common/video_frames.h"
 #include "pipeline/wan/request_memory.h"
@@ -48,7 +47,6 @@ class WanPipeline final : public Pipeline {
     // Sequential by default: on the H200 at Wan2.2-5B size both strategies step in the same time (524.2
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
-    pipeline::check_quantization(options);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
                                      "WanPipeline's transformer", true, true);
     pipeline::check_tensor_parallel_split(options, info_.transformer.num_attention_heads, info_.transformer.ffn_dim,

@@ -2,7 +2,7 @@
 // tensor, the RMS norm across ranks equals the whole rows' norm, and a Wan transformer (random weights,
 // 4 heads) run tensor-parallel over every rank, and at 4 ranks as tensor parallel 2 x Ulysses 2, returns
 // one process's prediction to float32 rounding, as does a HunyuanVideo-1.5 transformer (random, 4 heads)
-// on a ragged batch of two. Every rank makes the same collectives whatever it sees.
+// on a ragged batch of two, the same two ways. Every rank makes the same collectives whatever it sees.
 #include <unistd.h>
 
 #include <algorithm>
@@ -259,15 +259,48 @@ TEST_F(MpiTensorParallel, HunyuanVideo15TransformerMatchesOneProcessToFloat32Rou
   const Tensor t = Tensor::from_f64({700.0}, {1}, DType::F64);
   const std::vector<double> want = HunyuanVideo15Transformer::load(model, {}).forward(hidden, t, text).to_f64_vector();
 
+  const auto check = [&](const parallel::ParallelDegrees& d, const std::string& what) {
+    SCOPED_TRACE(what);
+    const parallel::ParallelGroups g = parallel::make_groups(g_world, d);
+    Hv15RunOptions o;
+    o.tensor_parallel = g.tensor_parallel;
+    o.ulysses = g.ulysses;
+    const std::vector<double> got = HunyuanVideo15Transformer::load(model, o).forward(hidden, t, text).to_f64_vector();
+    ASSERT_EQ(got.size(), want.size());
+    const ErrorStats e = compare(got.data(), want.data(), want.size());
+    EXPECT_EQ(e.nonfinite, 0u);
+    EXPECT_LE(e.rel_l2, 2e-6) << describe(e);
+    EXPECT_LE(e.max_abs, 1e-5) << describe(e);
+    if (rank() == 0) std::printf("HunyuanVideo-1.5 transformer, %s: %s\n", what.c_str(), describe(e).c_str());
+  };
+  parallel::ParallelDegrees tp;
+  tp.tensor_parallel = size();
+  check(tp, "tensor parallel " + std::to_string(size()));
+  if (size() == 4) {
+    // Each rank holds 2 heads' weights and 16 of the 32 video tokens; its backend runs 1 head over all 32.
+    parallel::ParallelDegrees both;
+    both.tensor_parallel = 2;
+    both.ulysses = 2;
+    check(both, "tensor parallel 2 x Ulysses 2");
+  }
+  fs::remove_all(base);
+}
+
+// HunyuanVideo15Transformer::load's own check at 4 ranks: the world as both the tensor-parallel and the
+// Ulysses group asks 4 heads to split over 16 (refused when the blocks are built, before any weight).
+TEST_F(MpiTensorParallel, HunyuanVideo15TransformerRefusesHeadsThatDoNotSplit) {
+  if (size() != 4) GTEST_SKIP() << "at 2 ranks the world as both groups splits the 4 heads over 4: nothing to refuse";
+  const std::string base = dir("hv15_heads");
   Hv15RunOptions o;
   o.tensor_parallel = g_world;
-  const std::vector<double> got = HunyuanVideo15Transformer::load(model, o).forward(hidden, t, text).to_f64_vector();
-  ASSERT_EQ(got.size(), want.size());
-  const ErrorStats e = compare(got.data(), want.data(), want.size());
-  EXPECT_EQ(e.nonfinite, 0u);
-  EXPECT_LE(e.rel_l2, 2e-6) << describe(e);
-  EXPECT_LE(e.max_abs, 1e-5) << describe(e);
-  if (rank() == 0) std::printf("HunyuanVideo-1.5 transformer, tensor parallel %d: %s\n", size(), describe(e).c_str());
+  o.ulysses = g_world;
+  try {
+    (void)HunyuanVideo15Transformer::load(write_hv15_model(base), o);
+    ADD_FAILURE() << "4 heads were split over 16";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("4 attention heads do not split over 16 ranks"), std::string::npos)
+        << e.what();
+  }
   fs::remove_all(base);
 }
 

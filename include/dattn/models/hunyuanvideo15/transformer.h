@@ -32,9 +32,16 @@ struct Hv15RunOptions {
   AttentionSettings attention;
   // Fp8: the dual-stream blocks' attention projections and FFN linears quantized at load (weights.h).
   Quantization quantization = Quantization::None;
+  // Ulysses sequence parallel (docs/parallel.md) over this group when it has more than one rank: each
+  // rank runs its slice of the video tokens through the blocks, the text stream is replicated, the joint
+  // attention exchanges video tokens for heads around the backend, and the output is gathered, so every
+  // rank returns the whole prediction. (Initialised, so the pipeline's brace-initialisation of the first
+  // fields does not warn.)
+  std::shared_ptr<parallel::Communicator> ulysses = nullptr;
   // Tensor parallel (docs/parallel.md) over this group when it has more than one rank: each rank loads
   // and runs its share of every dual-stream block's heads and FFN columns, the row-parallel projections'
-  // outputs are summed over the group, and every rank returns the whole prediction.
+  // outputs are summed over the group, and every rank returns the whole prediction. Composes with `ulysses`
+  // (the heads must split over both; the ranks of one tensor-parallel group hold the same video tokens).
   std::shared_ptr<parallel::Communicator> tensor_parallel = nullptr;
 };
 
