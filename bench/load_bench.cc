@@ -95,6 +95,8 @@ int run(int argc, char** argv) {
   if (!dtype || (*dtype != DType::BF16 && *dtype != DType::F32)) throw UserError("--dtype: expected bf16 or fp32");
   const DType vae_dtype = *dtype == DType::BF16 ? DType::BF16 : DType::F32;
 
+  if (!fs::is_regular_file(fs::path(model) / "model_index.json"))
+    throw UserError("--model " + model + ": no model_index.json there (expected a pipeline directory)");
   std::ifstream index_in(fs::path(model) / "model_index.json");
   const nlohmann::json index = nlohmann::json::parse(index_in, nullptr, false);
   const std::string cls = index.is_object() && index.contains("_class_name") && index["_class_name"].is_string()

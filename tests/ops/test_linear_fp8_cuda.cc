@@ -18,6 +18,7 @@
 #include "ops/fp8_test_util.h"
 #ifdef DATTN_WITH_CUDA
 #include "ops/cuda/cuda_ops.h"
+#include "ops/cuda/linear_fp8.h"
 #endif
 
 namespace dattn::testing {
@@ -138,6 +139,54 @@ TEST(OpsCudaLinearFp8, MatchesFloat64OfTheQuantizedValuesAndTheCpuOp) {
                                          std::string(dtype_name(dt)).c_str(), e.rel_l2);
         }
 }
+
+#ifdef DATTN_WITH_CUDA
+// The epilogue path (scales, bias and GELU applied by cuBLASLt, D in x's dtype; opt-in with
+// DATTN_FP8_EPILOGUE=on) against the same float64 reference and the CPU emulation, on the shapes it takes (N a
+// multiple of 16, M padded or not); it declines N = 19 and a bias of another dtype than x.
+TEST(OpsCudaLinearFp8, TheEpiloguePathMatchesFloat64AndTheCpuOp) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const Fp8Case cases[] = {{{2, 8, 64}, 48}, {{1, 16}, 16}, {{5, 37}, 32}, {{1, 100, 3072}, 1536}};
+  for (const auto& c : cases)
+    for (DType dt : kFloatDTypes)
+      for (bool with_bias : {true, false})
+        for (bool gelu : {false, true}) {
+          SCOPED_TRACE(trace(dt, seed, shape_str(c.x) + " out " + std::to_string(c.out) + (with_bias ? " bias" : "") +
+                                           (gelu ? " gelu" : "")));
+          const std::int64_t in = c.x.back(), rows = shape_numel(c.x) / in;
+          const Tensor x = rows_for(c.x, dt, rng);
+          const RandomTensor w = random_tensor({c.out, in}, dt, rng, 0.0f, 0.05f);
+          const RandomTensor b = random_tensor({c.out}, dt, rng);
+          const Tensor bias = with_bias ? b.t : Tensor();
+          const Fp8Matrix wq_h = ops::quantize_rows_e4m3(w.t);
+          poison_device_heap();
+          const Tensor yg = ops::cuda::linear_fp8_epilogue(dev(x), ops::quantize_rows_e4m3(dev(w.t)), dev(bias), gelu);
+          ASSERT_TRUE(yg.defined()) << "cuBLASLt declined the outer-vector FP8 epilogue for this shape";
+          const Tensor yh = gelu ? ops::linear_fp8_gelu_tanh(x, wq_h, bias) : ops::linear_fp8(x, wq_h, bias);
+          const Fp8Matrix xq = ops::quantize_rows_e4m3(x);
+          std::vector<double> ref = linear_fp8_ref(codes_of(xq), floats_of(xq.scales), codes_of(wq_h),
+                                                   floats_of(wq_h.scales), with_bias ? &b.v : nullptr, rows, in, c.out);
+          if (gelu)
+            for (double& v : ref) v = gelu_tanh_f64(v);
+          const double lim = dt == DType::F32 ? 2e-4 : limit_f64(dt);  // as the scale kernel's test
+          ASSERT_EQ(yg.shape(), yh.shape());
+          ASSERT_EQ(yg.dtype(), dt);
+          ErrorStats e;
+          EXPECT_EQ(check_against(yg, ref, lim, &e), "") << "vs float64";
+          EXPECT_EQ(check_against(yg, yh.to_f64_vector(), lim), "") << "vs the CPU emulation";
+          if (c.out == 1536) std::printf("[ fp8 epilogue ] %s %s: rel L2 vs float64 %.3g\n", shape_str(c.x).c_str(),
+                                         std::string(dtype_name(dt)).c_str(), e.rel_l2);
+        }
+  const Tensor x = dev(Tensor::from_f32(std::vector<float>(2 * 16, 1.0f), {2, 16}, DType::BF16));
+  const Fp8Matrix w19 = ops::quantize_rows_e4m3(dev(Tensor::from_f32(std::vector<float>(19 * 16, 1.0f), {19, 16}, DType::BF16)));
+  EXPECT_FALSE(ops::cuda::linear_fp8_epilogue(x, w19, Tensor(), false).defined()) << "N = 19 is not a multiple of 16";
+  const Fp8Matrix w16 = ops::quantize_rows_e4m3(dev(Tensor::from_f32(std::vector<float>(16 * 16, 1.0f), {16, 16}, DType::BF16)));
+  const Tensor f32_bias = dev(Tensor::zeros({16}, DType::F32));
+  EXPECT_FALSE(ops::cuda::linear_fp8_epilogue(x, w16, f32_bias, false).defined()) << "a float32 bias on bf16 rows";
+}
+#endif
 
 TEST(OpsCudaLinearFp8, KZeroEmptyRowsAndThePlanCacheOfTheBf16Linear) {
   DATTN_SKIP_WITHOUT_CUDA();
