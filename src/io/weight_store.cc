@@ -1,8 +1,10 @@
 #include "dattn/io/weight_store.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
@@ -153,6 +155,47 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
   if (device == Device::CUDA && stored)
     return upload_tensor(Tensor::wrap_host(file.data(name), info.shape, *stored), dtype);
   return tensor_from_safetensors(file, name, dtype).to(device);  // CPU, or throws the dtype error
+}
+
+namespace {
+
+// `slice` of the stored tensor `view` (a host view in its file's dtype), copied into a new host tensor:
+// one contiguous run of `length` entries per index of the dimensions before `dim`.
+Tensor copy_slice(const Tensor& view, const TensorSlice& slice) {
+  const Shape& shape = view.shape();
+  std::size_t outer = 1, inner = dtype_size(view.dtype());
+  for (int i = 0; i < slice.dim; ++i) outer *= static_cast<std::size_t>(shape[i]);
+  for (std::size_t i = static_cast<std::size_t>(slice.dim) + 1; i < shape.size(); ++i)
+    inner *= static_cast<std::size_t>(shape[i]);
+  Shape part = shape;
+  part[static_cast<std::size_t>(slice.dim)] = slice.length;
+  Tensor out = Tensor::empty(part, view.dtype());
+  const std::size_t run = static_cast<std::size_t>(slice.length) * inner;
+  const std::size_t stride = static_cast<std::size_t>(shape[static_cast<std::size_t>(slice.dim)]) * inner;
+  const char* src = static_cast<const char*>(view.data()) + static_cast<std::size_t>(slice.start) * inner;
+  char* dst = static_cast<char*>(out.data());
+  for (std::size_t o = 0; o < outer; ++o) std::memcpy(dst + o * run, src + o * stride, run);
+  return out;
+}
+
+}  // namespace
+
+Tensor WeightStore::take(const std::string& name, DType dtype, Device device, const Shape& expected_shape,
+                         const TensorSlice& slice) {
+  const SafetensorsFile& file = file_of(name);
+  const TensorInfo& info = checked_info(file, name, expected_shape);
+  const auto ndim = static_cast<int>(info.shape.size());
+  if (slice.dim < 0 || slice.dim >= ndim || slice.start < 0 || slice.length < 1 ||
+      slice.start + slice.length > info.shape[static_cast<std::size_t>(slice.dim)])
+    throw UserError(file.path() + ": tensor '" + name + "' " + shape_str(info.shape) + ": cannot take entries [" +
+                    std::to_string(slice.start) + ", " + std::to_string(slice.start + slice.length) +
+                    ") of dimension " + std::to_string(slice.dim) + "; expected a slice inside the tensor");
+  const auto stored = storage_dtype(info.dtype);
+  if (!stored) return tensor_from_safetensors(file, name, dtype);  // throws the dtype error
+  used_.insert(name);
+  const Tensor part = copy_slice(Tensor::wrap_host(file.data(name), info.shape, *stored), slice);
+  if (device == Device::CUDA) return upload_tensor(part, dtype);  // as take(): converted on the GPU
+  return part.dtype() == dtype ? part : part.to(dtype);
 }
 
 Tensor WeightStore::host_view(const std::string& name, const Shape& expected_shape) {

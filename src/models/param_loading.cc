@@ -39,8 +39,12 @@ std::map<std::string, Tensor> load_params(WeightStore& store, const std::vector<
                                           const ParamLoadOptions& options) {
   check_names(store, manifest, options);
   std::map<std::string, Tensor> t;
-  for (const auto& p : manifest)
-    t[p.name] = store.take(p.name, p.keep_fp32 ? DType::F32 : options.dtype, options.device, p.shape);
+  for (const auto& p : manifest) {
+    const DType dtype = p.keep_fp32 ? DType::F32 : options.dtype;
+    const std::optional<TensorSlice> part = options.slice ? options.slice(p.name) : std::nullopt;
+    t[p.name] = part ? store.take(p.name, dtype, options.device, p.shape, *part)
+                     : store.take(p.name, dtype, options.device, p.shape);
+  }
   return t;
 }
 

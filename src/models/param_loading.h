@@ -3,6 +3,7 @@
 // not match the config (every missing and unexpected tensor at once).
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,13 @@ struct ParamLoadOptions {
   Device device = Device::CPU;
   // Checkpoint tensors that are neither expected nor an error (diffusers' _keys_to_ignore_on_load_unexpected).
   std::function<bool(const std::string&)> ignored;
+  // The part of a parameter this process holds (tensor parallel: its rows or columns), nullopt or no
+  // function for the whole tensor. Only the part is read from the file.
+  std::function<std::optional<TensorSlice>(const std::string&)> slice;
 };
 
 // Checks the store's names against the manifest first (UserError naming the directory and the tensors),
-// then takes each tensor, shape checked, converted to its dtype on the device.
+// then takes each tensor (or its slice), shape checked, converted to its dtype on the device.
 std::map<std::string, Tensor> load_params(WeightStore& store, const std::vector<ParamSpec>& manifest,
                                           const ParamLoadOptions& options);
 

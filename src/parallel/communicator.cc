@@ -8,6 +8,13 @@ Tensor all_gather_on_device(Communicator& communicator, const Tensor& local) {
   return communicator.all_gather(local.to(Device::CPU)).to(local.device());
 }
 
+void all_reduce_sum_on_device(Communicator& communicator, Tensor& tensor) {
+  if (communicator.moves(tensor.device())) return communicator.all_reduce_sum(tensor);
+  Tensor host = tensor.to(Device::CPU);
+  communicator.all_reduce_sum(host);
+  tensor.copy_from(host);
+}
+
 Tensor all_to_all_on_device(Communicator& communicator, const Tensor& input, int scatter_dim, int gather_dim) {
   if (communicator.moves(input.device())) return communicator.all_to_all(input, scatter_dim, gather_dim);
   return communicator.all_to_all(input.to(Device::CPU), scatter_dim, gather_dim).to(input.device());

@@ -60,8 +60,8 @@ if launch "$dattn" "${wan[@]}" --output "$work/p.safetensors" >"$work/p.out" 2>"
   fail "2 ranks with every degree 1 were accepted"
 fi
 grep -q "= 1 ranks, but 2 ranks were started" "$work/p.err" || fail "no refusal of the product: $(cat "$work/p.err")"
-# Degrees the tiny Wan transformer's 2 heads cannot split (HunyuanVideo-1.5's: CliUlyssesHv15.*), and
-# modes not built yet.
+# A degree the tiny Wan transformer's 2 heads cannot split (HunyuanVideo-1.5's, and tensor parallel's:
+# CliUlyssesHv15.*, CliTensorParallel.*), and a guidance mode CFG parallel cannot run.
 refused() {  # refused RANKS MESSAGE ARGS...: every rank exits with an error containing MESSAGE
   local ranks=$1 message=$2
   shift 2
@@ -72,8 +72,6 @@ refused() {  # refused RANKS MESSAGE ARGS...: every rank exits with an error con
 }
 refused 4 "--ulysses-degree 4: WanPipeline's transformer has 2 attention heads, not a multiple of 4; expected 1 or 2" \
   "${wan[@]}" --ulysses-degree 4 --output "$work/u.safetensors"
-refused 2 "--tensor-parallel-size 2: tensor parallel is not built yet" "${hv15[@]}" --tensor-parallel-size 2 \
-  --output "$work/t.safetensors"
 refused 2 "--cfg-parallel-size 2 with --guidance batched: expected --guidance cfg-parallel" "${wan[@]}" \
   --cfg-parallel-size 2 --guidance batched --output "$work/b.safetensors"
 echo "refusals: ok"

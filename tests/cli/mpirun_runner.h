@@ -1,5 +1,6 @@
 #pragma once
-// Runs build/dattn under mpirun as CI does (as root, on 2 cores), for the CLI's multi-rank tests.
+// The mpirun CLI tests' shared pieces (test_cli_mpirun_*.cc): build/dattn run under mpirun as CI does (as
+// root, on 2 cores), the tiny golden Wan and HunyuanVideo-1.5 requests, and the video a run writes.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,10 +10,13 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cli/cli_runner.h"
+#include "dattn/io/safetensors.h"
+#include "support/golden_dir.h"
 
 namespace dattn::testing {
 
@@ -38,5 +42,32 @@ inline CliResult mpirun(int ranks, const std::string& args) {
   std::remove(err.c_str());
   return r;
 }
+
+// The tiny golden Wan pipeline's request (2 heads, FFN 128; the golden case's initial noise given), or
+// `size` with seeded noise.
+inline std::string wan_golden_args(const std::string& output, const std::string& size = "") {
+  const std::string g = golden_dir() + "/wan_tiny/";
+  const std::string shape = size.empty() ? "--height 64 --width 96 --initial-latents " +
+                                               shell_quote(g + "cases/pipeline_t2v_fp32.safetensors")
+                                         : size + " --seed 1";
+  return "generate --device cpu --model " + shell_quote(g + "pipeline") +
+         " --prompt 'A dog running across a field of golden wheat.' --negative-prompt '' " + shape +
+         " --num-frames 9 --num-inference-steps 4 --guidance-scale 5 --output " + shell_quote(output);
+}
+
+// The tiny golden HunyuanVideo-1.5 pipeline's request (2 heads, FFN 256; the golden case's initial noise
+// given), or `size` with seeded noise.
+inline std::string hv15_golden_args(const std::string& output, const std::string& size = "") {
+  const std::string g = golden_dir() + "/hv15_tiny/";
+  const std::string shape = size.empty() ? "--height 64 --width 96 --num-frames 9 --initial-latents " +
+                                               shell_quote(g + "cases/pipeline_t2v.safetensors")
+                                         : size;
+  return "generate --device cpu --model " + shell_quote(g + "pipeline") +
+         " --prompt 'A red neon sign that says \"OPEN 24/7\" glowing above a diner door at night.' " + shape +
+         " --num-inference-steps 4 --guidance-scale 6.0 --seed 42 --output " + shell_quote(output);
+}
+
+// The frames a run wrote (its `video` tensor), as float64.
+inline std::vector<double> written_video(const std::string& path) { return SafetensorsFile(path).read_f64("video"); }
 
 }  // namespace dattn::testing

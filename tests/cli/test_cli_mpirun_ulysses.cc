@@ -13,9 +13,7 @@
 #include "cli/cli_runner.h"
 #include "cli/mpirun_runner.h"
 #include "dattn/attention/metrics.h"
-#include "dattn/io/safetensors.h"
 #include "dattn/parallel/world.h"
-#include "support/golden_dir.h"
 
 namespace dattn::testing {
 namespace {
@@ -23,19 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string work_path(const std::string& name) { return mpirun_work_path("ulysses_" + name); }
-
-// The golden case's request (its initial noise given), or `size` with seeded noise.
-std::string wan_args(const std::string& output, const std::string& size = "") {
-  const std::string g = golden_dir() + "/wan_tiny/";
-  const std::string shape = size.empty() ? "--height 64 --width 96 --initial-latents " +
-                                               shell_quote(g + "cases/pipeline_t2v_fp32.safetensors")
-                                         : size + " --seed 1";
-  return "generate --device cpu --model " + shell_quote(g + "pipeline") +
-         " --prompt 'A dog running across a field of golden wheat.' --negative-prompt '' " + shape +
-         " --num-frames 9 --num-inference-steps 4 --guidance-scale 5 --output " + shell_quote(output);
-}
-
-std::vector<double> video(const std::string& path) { return SafetensorsFile(path).read_f64("video"); }
+std::string wan_args(const std::string& output, const std::string& size = "") { return wan_golden_args(output, size); }
+std::vector<double> video(const std::string& path) { return written_video(path); }
 
 TEST(CliUlysses, TwoRanksMatchOneProcessToFloat32Rounding) {
   if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";

@@ -18,9 +18,7 @@
 #include "cli/cli_runner.h"
 #include "cli/mpirun_runner.h"
 #include "dattn/attention/metrics.h"
-#include "dattn/io/safetensors.h"
 #include "dattn/parallel/world.h"
-#include "support/golden_dir.h"
 
 namespace dattn::testing {
 namespace {
@@ -29,18 +27,8 @@ namespace fs = std::filesystem;
 
 std::string work_path(const std::string& name) { return mpirun_work_path("ulysses_hv15_" + name); }
 
-// The golden case's request (its initial noise given), or `size` with seeded noise.
-std::string hv15_args(const std::string& output, const std::string& size = "") {
-  const std::string g = golden_dir() + "/hv15_tiny/";
-  const std::string shape = size.empty() ? "--height 64 --width 96 --num-frames 9 --initial-latents " +
-                                               shell_quote(g + "cases/pipeline_t2v.safetensors")
-                                         : size;
-  return "generate --device cpu --model " + shell_quote(g + "pipeline") +
-         " --prompt 'A red neon sign that says \"OPEN 24/7\" glowing above a diner door at night.' " + shape +
-         " --num-inference-steps 4 --guidance-scale 6.0 --seed 42 --output " + shell_quote(output);
-}
-
-std::vector<double> video(const std::string& path) { return SafetensorsFile(path).read_f64("video"); }
+std::string hv15_args(const std::string& output, const std::string& size = "") { return hv15_golden_args(output, size); }
+std::vector<double> video(const std::string& path) { return written_video(path); }
 
 // Within float32 rounding of `want`, one process's run of the same request; the measured error is
 // printed for the docs.
@@ -78,8 +66,10 @@ TEST(CliUlyssesHv15, TwoRanksMatchOneProcessToFloat32Rounding) {
 }
 
 // The golden pipeline's configs with 4 heads (of 32 columns, the RoPE axes' sum) and random weights:
-// Ulysses 2 then puts 2 heads on each rank (their order inside a rank's slice counts) and Ulysses 4
-// splits the 72 tokens over 4 ranks.
+// Ulysses 2 then puts 2 heads on each rank (their order inside a rank's slice counts), Ulysses 4 splits
+// the 72 tokens over 4 ranks, and tensor parallel 2 x Ulysses 2 runs Ulysses on each tensor-parallel
+// rank's 2 heads (one head per backend call, 36 tokens per rank). Measured: Ulysses 2 and 4 identical
+// frames; tensor parallel 2 x Ulysses 2 rel L2 7.5e-7, max abs 5.1e-6 (the row-parallel sums' rounding).
 TEST(CliUlyssesHv15, FourHeadsOverTwoAndFourRanksMatchOneProcess) {
   if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (configure with -DDATTN_MPI=on)";
   const std::string g = golden_dir() + "/hv15_tiny/pipeline/", config = work_path("transformer.json"),
@@ -105,17 +95,20 @@ TEST(CliUlyssesHv15, FourHeadsOverTwoAndFourRanksMatchOneProcess) {
            " --num-inference-steps 3 --seed 7 --output " + shell_quote(output);
   };
   const std::string single = work_path("single4.safetensors"), u2 = work_path("u2_4.safetensors"),
-                    u4 = work_path("u4_4.safetensors");
+                    u4 = work_path("u4_4.safetensors"), t2u2 = work_path("t2u2_4.safetensors");
   const CliResult one = run_dattn(args(single), "-u OMPI_COMM_WORLD_SIZE -u PMI_SIZE");
   ASSERT_EQ(one.status, 0) << one.err;
   const CliResult two = mpirun(2, args(u2) + " --ulysses-degree 2");
   ASSERT_EQ(two.status, 0) << two.err;
   const CliResult four = mpirun(4, args(u4) + " --ulysses-degree 4");
   ASSERT_EQ(four.status, 0) << four.err;
+  const CliResult both = mpirun(4, args(t2u2) + " --tensor-parallel-size 2 --ulysses-degree 2");
+  ASSERT_EQ(both.status, 0) << both.err;
   const std::vector<double> want = video(single);
   expect_close(video(u2), want, "4 heads, Ulysses 2");
   expect_close(video(u4), want, "4 heads, Ulysses 4");
-  for (const std::string& p : {config, single, u2, u4}) fs::remove(p);
+  expect_close(video(t2u2), want, "4 heads, tensor parallel 2 x Ulysses 2");
+  for (const std::string& p : {config, single, u2, u4, t2u2}) fs::remove(p);
   fs::remove_all(model);
 }
 

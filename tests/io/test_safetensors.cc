@@ -220,6 +220,51 @@ TEST_F(SafetensorsTest, HostTakeOfALargeTensorIsTheFilesBytes) {
   EXPECT_EQ(std::memcmp(t.data(), bytes.data(), bytes.size()), 0);
 }
 
+// WeightStore::take of a slice (tensor parallel's shards): the rows or columns asked for, converted as a
+// whole take is, the whole tensor's shape checked, the name marked used; a slice outside is refused.
+TEST_F(SafetensorsTest, TakeOfASliceIsThoseRowsOrColumns) {
+  std::vector<float> w(3 * 4), c(2 * 3 * 4);
+  for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i) + 0.25f;
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i) - 7.0f;  // exact in bf16
+  const std::string p = file("sliced.safetensors");
+  const Tensor c16 = Tensor::from_f32(c, {2, 3, 4}, DType::BF16);
+  write_safetensors(p, {{"w", "F32", {3, 4}, bytes_of(w)},
+                        {"c", "BF16", {2, 3, 4},
+                         std::vector<std::uint8_t>(static_cast<const std::uint8_t*>(c16.data()),
+                                                   static_cast<const std::uint8_t*>(c16.data()) + c16.bytes())}});
+  WeightStore store(std::vector<std::string>{p});
+
+  const Tensor rows = store.take("w", DType::F32, Device::CPU, {3, 4}, {0, 1, 2});
+  EXPECT_EQ(rows.shape(), (Shape{2, 4}));
+  EXPECT_EQ(rows.to_f32_vector(), std::vector<float>(w.begin() + 4, w.end()));
+  const Tensor cols = store.take("w", DType::BF16, Device::CPU, {3, 4}, {1, 2, 2});
+  EXPECT_EQ(cols.shape(), (Shape{3, 2}));
+  EXPECT_EQ(cols.dtype(), DType::BF16);
+  EXPECT_EQ(cols.to_f32_vector(), Tensor::from_f32({w[2], w[3], w[6], w[7], w[10], w[11]}, {6}, DType::BF16)
+                                      .to_f32_vector());
+  // A middle dimension: for each outer index, entries [1, 3) of dimension 1.
+  const Tensor mid = store.take("c", DType::F32, Device::CPU, {2, 3, 4}, {1, 1, 2});
+  EXPECT_EQ(mid.shape(), (Shape{2, 2, 4}));
+  std::vector<float> want(c.begin() + 4, c.begin() + 12);
+  want.insert(want.end(), c.begin() + 16, c.end());
+  EXPECT_EQ(mid.to_f32_vector(), want);
+  EXPECT_TRUE(store.unused().empty());
+
+  const auto refused = [&](const TensorSlice& slice, const std::string& part) {
+    try {
+      store.take("w", DType::F32, Device::CPU, {3, 4}, slice);
+      ADD_FAILURE() << "accepted a slice of dimension " << slice.dim;
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  refused({0, 2, 2}, "tensor 'w' [3,4]: cannot take entries [2, 4) of dimension 0; expected a slice inside the tensor");
+  refused({2, 0, 1}, "of dimension 2");
+  refused({1, 0, 0}, "cannot take entries [0, 0)");
+  refused({0, -1, 1}, "cannot take entries [-1, 0)");
+  EXPECT_THROW(store.take("w", DType::F32, Device::CPU, {4, 3}, {0, 0, 1}), UserError);  // the whole shape is checked
+}
+
 TEST_F(SafetensorsTest, MissingFile) { expect_error(file("nope.safetensors"), {"cannot open"}); }
 
 TEST_F(SafetensorsTest, ShorterThan8Bytes) {

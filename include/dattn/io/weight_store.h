@@ -3,6 +3,7 @@
 // `*.safetensors` file or a sharded checkpoint described by `*.safetensors.index.json`. Tensors are
 // memory-mapped and converted to the run dtype and device when a model takes them; the store tracks
 // which names were taken so a model can report missing and unexpected tensors precisely.
+#include <cstdint>
 #include <memory>
 #include <set>
 #include <string>
@@ -14,6 +15,13 @@
 #include "dattn/io/safetensors.h"
 
 namespace dattn {
+
+// A part of a tensor: `length` entries from `start` along dimension `dim` (tensor parallel: the rows of
+// a column-parallel weight and its bias, dim 0; the columns of a row-parallel weight, dim 1).
+struct TensorSlice {
+  int dim = 0;
+  std::int64_t start = 0, length = 0;
+};
 
 // Reads `dir/config.json`; throws UserError naming the path when it is missing or not a JSON object.
 nlohmann::json read_component_config(const std::string& dir);
@@ -39,6 +47,11 @@ class WeightStore {
   // made on the GPU (core/upload.h): the copies are queued on the context's stream when this returns
   // (work queued after them sees the tensor complete; RunContext::synchronize waits for them).
   Tensor take(const std::string& name, DType dtype, Device device, const Shape& expected_shape = {});
+  // The slice of the tensor only, copied straight from the mapped file (the rest is never read into
+  // memory), then converted as take() does. `expected_shape` is the whole tensor's. Throws UserError
+  // naming the tensor when the slice is not inside it.
+  Tensor take(const std::string& name, DType dtype, Device device, const Shape& expected_shape,
+              const TensorSlice& slice);
 
   // The tensor as stored (the file's dtype), a read-only host view into the mapped file with no copy,
   // for weights that are repacked at once (the VAE convolutions: a 2 GB decoder copied once less). Valid

@@ -8,6 +8,7 @@
 #include "dattn/ops/linear.h"
 #include "dattn/ops/modulation.h"
 #include "dattn/ops/norm.h"
+#include "dattn/ops/norm_split.h"
 #include "dattn/ops/patch.h"
 #include "dattn/ops/reduce.h"
 #include "dattn/ops/rope.h"

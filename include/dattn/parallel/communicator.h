@@ -46,6 +46,9 @@ class Communicator {
 // device's tensors (a CUDA run over MPI without NCCL), the result on the tensor's device.
 Tensor all_gather_on_device(Communicator& communicator, const Tensor& local);
 
+// all_reduce_sum of a tensor on any device (in place), through the host like all_gather_on_device.
+void all_reduce_sum_on_device(Communicator& communicator, Tensor& tensor);
+
 // all_to_all of a tensor on any device, through the host like all_gather_on_device.
 Tensor all_to_all_on_device(Communicator& communicator, const Tensor& input, int scatter_dim, int gather_dim);
 

@@ -50,8 +50,8 @@ struct PipelineOptions {
   std::optional<DType> vae_dtype;
   // The run's ranks (docs/parallel.md): one process unless started by mpirun. With a CFG group of two,
   // guidance is CfgParallel; every rank runs the whole request (text encoding and VAE replicated) and
-  // ends with the same latents and frames. Both families run Ulysses groups of more than one rank;
-  // tensor parallel degrees > 1 are refused (not built).
+  // ends with the same latents and frames. Both families run tensor parallel and Ulysses groups of more
+  // than one rank, alone or together.
   parallel::ParallelGroups parallel = parallel::single_process_groups();
   // FP8 linears in the transformer's blocks (docs/fp8.md). The text encoders and the VAE always run in
   // their own dtypes.

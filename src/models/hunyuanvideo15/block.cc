@@ -1,12 +1,15 @@
 // The dual-stream block (see block.h). Norms are non-affine LayerNorms and per-head RMSNorms, eps 1e-6.
 #include "models/hunyuanvideo15/block.h"
 
+#include <string>
 #include <utility>
 
+#include "dattn/core/error.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/ops/ops.h"
 #include "models/hunyuanvideo15/attention_call.h"
 #include "models/hunyuanvideo15/modulation.h"
+#include "models/hunyuanvideo15/row_parallel.h"
 #include "models/hunyuanvideo15/rows.h"
 #include "models/hunyuanvideo15/ulysses.h"
 
@@ -40,25 +43,33 @@ Qkv empty_qkv(const Shape& shape, const Tensor& like) {
           Tensor::empty(shape, like.dtype(), like.device())};
 }
 
-Tensor feed_forward(const Tensor& x, const Linear& in, const Linear& out) {
-  return apply(out, apply_gelu_tanh(in, x));
+// Tensor parallel: this rank's FFN columns (the GELU is per column), summed over `tp` after `out`.
+Tensor feed_forward(parallel::Communicator* tp, const Tensor& x, const Linear& in, const Linear& out) {
+  return apply_row_parallel(tp, out, apply_gelu_tanh(in, x));
 }
 
 }  // namespace
 
 Block::Block(std::int64_t index, const HunyuanVideo15TransformerConfig& config, const AttentionSettings& settings,
-             DType dtype, Device device, std::shared_ptr<parallel::Communicator> ulysses)
+             DType dtype, Device device, std::shared_ptr<parallel::Communicator> ulysses,
+             std::shared_ptr<parallel::Communicator> tensor_parallel)
     : prefix_("transformer_blocks." + std::to_string(index)),
       heads_(config.num_attention_heads),
       head_dim_(config.attention_head_dim),
-      ulysses_(ulysses && ulysses->size() > 1 ? std::move(ulysses) : nullptr) {
+      ulysses_(ulysses && ulysses->size() > 1 ? std::move(ulysses) : nullptr),
+      tp_(tensor_parallel && tensor_parallel->size() > 1 ? std::move(tensor_parallel) : nullptr) {
+  // Each rank's backend runs heads / (T x U): refused here, before any weight is read, if that is no
+  // whole number (the pipelines refuse it earlier, naming the flags).
+  const std::int64_t split = (ulysses_ ? ulysses_->size() : 1) * (tp_ ? tp_->size() : 1);
+  if (heads_ % split != 0)
+    throw UserError(prefix_ + ": " + std::to_string(heads_) + " attention heads do not split over " +
+                    std::to_string(split) +
+                    " ranks (tensor parallel x Ulysses); expected degrees whose product divides them");
+  if (tp_) heads_ /= tp_->size();
   const auto roles = hunyuanvideo15_attention_roles(config, dtype);  // find_role returns into it
   const AttentionRoleDecl& decl = find_role(roles, "self");
-  AttentionShape shape = decl.nominal;  // under Ulysses every call runs this rank's share of the heads
-  if (ulysses_) {
-    shape.heads_q /= ulysses_->size();
-    shape.heads_kv /= ulysses_->size();
-  }
+  AttentionShape shape = decl.nominal;  // every call runs this rank's H/(T U) heads
+  shape.heads_q = shape.heads_kv = heads_ / (ulysses_ ? ulysses_->size() : 1);
   layer_ = std::make_unique<AttentionLayer>(prefix_ + ".attn", decl.role, decl.category, settings, shape, device);
 }
 
@@ -98,7 +109,7 @@ Tensor Block::ulysses_attention(const BlockWeights& w, const Tensor& nv, const T
 Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& silu_temb,
                        const std::vector<std::int64_t>& text_valid, const RopeTables& rope, bool need_text,
                        const Capture& capture) const {
-  const std::int64_t b = in.video.dim(0), sv = in.video.dim(1), st = in.text.dim(1), d = in.video.dim(2);
+  const std::int64_t b = in.video.dim(0), sv = in.video.dim(1), st = in.text.dim(1), d = heads_ * head_dim_;
   const ops::TokenModulation mv = batch_modulation(silu_temb, w.norm1, 6, sv);
   const ops::TokenModulation mt = batch_modulation(silu_temb, w.norm1_context, 6, st);
   const Tensor nv = ops::layer_norm_modulated(in.video, kEps, mv, kShiftMsa, kScaleMsa);
@@ -118,10 +129,11 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
 
   const Tensor out = ulysses_ ? ulysses_attention(w, nv, nt, text_valid, rope, capture)
                               : joint_attention(w, nv, nt, text_valid, rope, capture);
-  // Each stream's output projection reads its rows of the joint output in place (no copy of them when B > 1).
+  // Each stream's output projection reads its rows of the joint output in place (no copy of them when B > 1);
+  // under tensor parallel, d is this rank's heads' columns and the projections are row-parallel.
   const Tensor joint = out.reshape({b, sv + st, d});
-  const Tensor attn_v = apply_rows(w.to_out, ops::RowWindow{joint, 0}, sv);
-  const Tensor attn_t = apply_rows(w.to_add_out, ops::RowWindow{joint, sv}, st);
+  const Tensor attn_v = apply_rows_row_parallel(tp_.get(), w.to_out, ops::RowWindow{joint, 0}, sv);
+  const Tensor attn_t = apply_rows_row_parallel(tp_.get(), w.to_add_out, ops::RowWindow{joint, sv}, st);
   capture(prefix_ + ".attn.out.hidden_states", attn_v);
   capture(prefix_ + ".attn.out.encoder_hidden_states", attn_t);
 
@@ -129,13 +141,13 @@ Streams Block::forward(const BlockWeights& w, const Streams& in, const Tensor& s
   Streams o;
   const ops::ResidualAndNorm rv =
       ops::residual_layer_norm_modulated(in.video, attn_v, &mv, kGateMsa, kEps, mv, kShiftMlp, kScaleMlp);
-  const Tensor ff = feed_forward(rv.normed, w.ff_in, w.ff_out);
+  const Tensor ff = feed_forward(tp_.get(), rv.normed, w.ff_in, w.ff_out);
   capture(prefix_ + ".ff.out", ff);
   o.video = ops::gated_residual(rv.residual, ff, mv, kGateMlp);
   if (need_text || capture.on()) {
     const ops::ResidualAndNorm rt =
         ops::residual_layer_norm_modulated(in.text, attn_t, &mt, kGateMsa, kEps, mt, kShiftMlp, kScaleMlp);
-    const Tensor ffc = feed_forward(rt.normed, w.ff_context_in, w.ff_context_out);
+    const Tensor ffc = feed_forward(tp_.get(), rt.normed, w.ff_context_in, w.ff_context_out);
     capture(prefix_ + ".ff_context.out", ffc);
     o.text = ops::gated_residual(rt.residual, ffc, mt, kGateMlp);
   } else {

@@ -50,15 +50,22 @@ HunyuanVideo15Transformer HunyuanVideo15Transformer::load(const std::string& dir
   impl->options = options;
   check_per_role_keys(options.attention.config, hunyuanvideo15_attention_roles(impl->config, options.dtype),
                       "HunyuanVideo15Transformer3DModel (" + dir + ")");
-  // Attention layers first: a backend that cannot run the model fails before the weights are read.
+  const parallel::Communicator* tp = options.tensor_parallel.get();
+  if (tp && impl->config.mlp_dim() % tp->size() != 0)
+    throw UserError("HunyuanVideo15Transformer3DModel (" + dir + "): the FFN's " +
+                    std::to_string(impl->config.mlp_dim()) + " columns do not split over " +
+                    std::to_string(tp->size()) +
+                    " tensor-parallel ranks; expected a tensor-parallel size that divides it");
+  // Attention layers first: a backend that cannot run the model, or heads that do not split over the
+  // ranks, fail before the weights are read.
   for (std::int64_t i = 0; i < impl->config.num_refiner_layers; ++i)
     impl->refiner.push_back(
         std::make_unique<hv15::RefinerBlock>(i, impl->config, options.attention, options.dtype, options.device));
   for (std::int64_t i = 0; i < impl->config.num_layers; ++i)
     impl->blocks.push_back(std::make_unique<hv15::Block>(i, impl->config, options.attention, options.dtype,
-                                                         options.device, options.ulysses));
+                                                         options.device, options.ulysses, options.tensor_parallel));
   WeightStore store(dir);
-  impl->weights = hv15::load_weights(store, impl->config, options.dtype, options.device);
+  impl->weights = hv15::load_weights(store, impl->config, options.dtype, options.device, tp);
   if (options.quantization == Quantization::Fp8) hv15::quantize_fp8(impl->weights);
   return HunyuanVideo15Transformer(std::move(impl));
 }

@@ -5,6 +5,7 @@
 // heads: video q/k/v come through an all_to_all, text q/k/v are this rank's heads of the replicated
 // ones (no communication). One all_to_all brings back this rank's video tokens and every text token, of
 // every head, so each rank again holds the whole text stream.
+// Under tensor parallel "every head" is the tensor-parallel rank's H/T: the exchange runs on them alone.
 #include <cstdint>
 #include <vector>
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dattn/models/hunyuanvideo15/manifest.h"
+#include "dattn/models/hunyuanvideo15/tensor_parallel.h"
 #include "models/param_loading.h"
 
 namespace dattn::hv15 {
@@ -25,9 +26,15 @@ Tensor rows_channel_last(const Tensor& t, std::int64_t channels, std::int64_t po
 
 }  // namespace
 
-Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& config, DType dtype, Device device) {
+Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& config, DType dtype, Device device,
+                     const parallel::Communicator* tensor_parallel) {
   const auto manifest = hunyuanvideo15_transformer_manifest(config);
-  const auto t = models::load_params(store, manifest, {"HunyuanVideo15Transformer3DModel", dtype, device, {}});
+  models::ParamLoadOptions options{"HunyuanVideo15Transformer3DModel", dtype, device, {}, {}};
+  if (tensor_parallel && tensor_parallel->size() > 1)
+    options.slice = [&](const std::string& name) {
+      return hunyuanvideo15_tensor_parallel_slice(name, config, tensor_parallel->rank(), tensor_parallel->size());
+    };
+  const auto t = models::load_params(store, manifest, options);
   const auto linear = [&](const std::string& n) { return Linear{t.at(n + ".weight"), t.at(n + ".bias")}; };
   const auto norm = [&](const std::string& n) { return Norm{t.at(n + ".weight"), t.at(n + ".bias")}; };
   Weights w;

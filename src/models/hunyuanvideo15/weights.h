@@ -7,6 +7,7 @@
 #include "dattn/ops/linear_fp8.h"
 #include "dattn/ops/row_window.h"
 #include "dattn/models/hunyuanvideo15/config.h"
+#include "dattn/parallel/communicator.h"
 
 namespace dattn::hv15 {
 
@@ -58,8 +59,11 @@ struct Weights {
 };
 
 // Checks the store against the manifest (every missing and unexpected tensor at once), then takes each
-// tensor, shape checked, converted to `dtype` on `device`. Throws UserError.
-Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& config, DType dtype, Device device);
+// tensor, shape checked, converted to `dtype` on `device`. Throws UserError. With a tensor-parallel group
+// of more than one rank, the dual-stream blocks' split tensors are taken as this rank's slices only
+// (dattn/models/hunyuanvideo15/tensor_parallel.h).
+Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& config, DType dtype, Device device,
+                     const parallel::Communicator* tensor_parallel = nullptr);
 
 // --quantization fp8: every dual-stream block's attention projections (to_q/k/v, add_q/k/v, to_out,
 // to_add_out) and both streams' FFN linears, quantized per output channel on their device, one layer at

@@ -5,21 +5,35 @@
 #include <string>
 #include <utility>
 
+#include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
 #include "dattn/ops/ops.h"
+#include "models/tensor_parallel.h"
+#include "models/wan/row_parallel.h"
 
 namespace dattn::wan {
 
 Attention::Attention(std::string name, const AttentionRoleDecl& decl, float eps, const AttentionSettings& settings,
-                     Device device, std::shared_ptr<parallel::Communicator> ulysses)
+                     Device device, std::shared_ptr<parallel::Communicator> ulysses,
+                     std::shared_ptr<parallel::Communicator> tensor_parallel)
     : heads_(decl.nominal.heads_q),
       head_dim_(decl.nominal.head_dim),
+      width_(decl.nominal.heads_q * decl.nominal.head_dim),
       ulysses_(ulysses && ulysses->size() > 1 ? std::move(ulysses) : nullptr),
+      tp_(tensor_parallel && tensor_parallel->size() > 1 ? std::move(tensor_parallel) : nullptr),
       eps_(eps),
       dtype_(decl.nominal.dtype) {
+  const std::int64_t split = (ulysses_ ? ulysses_->size() : 1) * (tp_ ? tp_->size() : 1);
+  if (heads_ % split != 0)
+    throw UserError(name + ": " + std::to_string(heads_) + " attention heads do not split over " +
+                    std::to_string(split) +
+                    " ranks (tensor parallel x Ulysses); expected degrees whose product divides them");
+  if (tp_) heads_ /= tp_->size();
   // Resolved and checked for the declaration's nominal shape: dtype, heads and head dim are the ones
-  // every call will have (under Ulysses, this rank's share of the heads), the lengths are nominal.
+  // every call will have (under Ulysses and tensor parallel, this rank's share of the heads), the
+  // lengths are nominal.
   AttentionShape shape = decl.nominal;
+  shape.heads_q = shape.heads_kv = heads_;
   if (ulysses_) {
     shape.heads_q /= ulysses_->size();
     shape.heads_kv /= ulysses_->size();
@@ -31,11 +45,17 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
                           const Capture& capture, const std::string& capture_prefix) const {
   const std::int64_t b = x.dim(0), s = x.dim(1), l = context.dim(1);
   // The norm runs across heads; the rotary embedding (self-attention) per head, fused with it.
+  // Under tensor parallel h holds this rank's heads and the norm's sums of squares cover every rank's.
   const auto norm = [&](const Tensor& in, const Linear& proj, const Tensor& gain, std::int64_t len) {
     const Tensor h = apply(proj, in);
-    if (!rope) return ops::rms_norm(h, eps_, gain).reshape({b, len, heads_, head_dim_});
-    return ops::rms_norm_rope_interleaved(h.reshape({b, len, 1, heads_ * head_dim_}), eps_, gain, rope->cos, rope->sin)
-        .reshape({b, len, heads_, head_dim_});
+    const Shape heads{b, len, heads_, head_dim_}, row{b, len, 1, heads_ * head_dim_};
+    if (tp_) {
+      if (!rope) return models::rms_norm_across_ranks(*tp_, h, width_, eps_, gain).reshape(heads);
+      return models::rms_norm_rope_across_ranks(*tp_, h.reshape(row), width_, eps_, gain, rope->cos, rope->sin)
+          .reshape(heads);
+    }
+    if (!rope) return ops::rms_norm(h, eps_, gain).reshape(heads);
+    return ops::rms_norm_rope_interleaved(h.reshape(row), eps_, gain, rope->cos, rope->sin).reshape(heads);
   };
   Tensor q = norm(x, w.to_q, w.norm_q, s);
   Tensor k = norm(context, w.to_k, w.norm_k, l);
@@ -67,7 +87,7 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
     capture(capture_prefix + ".out", out);
   }
   if (ulysses_) out = parallel::all_to_all_on_device(*ulysses_, out, 1, 2);  // back to this rank's tokens
-  return apply(w.to_out, out.reshape({b, s, heads_ * head_dim_}));
+  return apply_row_parallel(tp_.get(), w.to_out, out.reshape({b, s, heads_ * head_dim_}));
 }
 
 }  // namespace dattn::wan

@@ -22,8 +22,12 @@ class Attention {
   // any weight is read.
   // With a Ulysses group of P > 1 ranks (self-attention only), x holds this rank's S/P tokens: q, k and
   // v are exchanged to [B, S, H/P, D] around the backend (resolved for H/P heads) and the output back.
+  // With a tensor-parallel group of T > 1 ranks, the weights hold this rank's H/T heads
+  // (tensor_parallel.h): q, k and v are [B, S, H/T, D], the norm across heads sums its squares over the
+  // group, and the output projection is row-parallel. Both compose: the backend runs H/(T P) heads.
   Attention(std::string name, const AttentionRoleDecl& decl, float eps, const AttentionSettings& settings,
-            Device device, std::shared_ptr<parallel::Communicator> ulysses = nullptr);
+            Device device, std::shared_ptr<parallel::Communicator> ulysses = nullptr,
+            std::shared_ptr<parallel::Communicator> tensor_parallel = nullptr);
 
   // x [B, S, D] attends to context [B, L, D] (x itself for self-attention); rope is applied to q and k
   // when given. Captures `capture_prefix`.{q, k, v, out} (the backend's BSHD inputs and output).
@@ -33,8 +37,10 @@ class Attention {
   const AttentionLayer& layer() const { return *layer_; }
 
  private:
-  std::int64_t heads_, head_dim_;
+  std::int64_t heads_, head_dim_;  // heads_: this rank's (all of them without tensor parallel)
+  std::int64_t width_;             // every head's columns: the width the q/k norm runs over
   std::shared_ptr<parallel::Communicator> ulysses_;  // null: the whole sequence is here
+  std::shared_ptr<parallel::Communicator> tp_;       // null: every head is here
   float eps_;
   DType dtype_;
   std::unique_ptr<AttentionLayer> layer_;

@@ -5,6 +5,7 @@
 
 #include "dattn/models/attention_roles.h"
 #include "dattn/ops/ops.h"
+#include "models/wan/row_parallel.h"
 
 namespace dattn::wan {
 namespace {
@@ -15,11 +16,15 @@ enum : int { kShiftMsa = 0, kScaleMsa, kGateMsa, kShiftFfn, kScaleFfn, kGateFfn 
 }  // namespace
 
 Block::Block(std::int64_t index, const WanTransformerConfig& config, const AttentionSettings& settings, DType dtype,
-             Device device, const std::shared_ptr<parallel::Communicator>& ulysses)
+             Device device, const std::shared_ptr<parallel::Communicator>& ulysses,
+             const std::shared_ptr<parallel::Communicator>& tensor_parallel)
     : prefix_("blocks." + std::to_string(index)),
       eps_(static_cast<float>(config.eps)),
-      attn1_(prefix_ + ".attn1", find_role(wan_attention_roles(config, dtype), "self"), eps_, settings, device, ulysses),
-      attn2_(prefix_ + ".attn2", find_role(wan_attention_roles(config, dtype), "cross"), eps_, settings, device) {}
+      attn1_(prefix_ + ".attn1", find_role(wan_attention_roles(config, dtype), "self"), eps_, settings, device, ulysses,
+             tensor_parallel),
+      attn2_(prefix_ + ".attn2", find_role(wan_attention_roles(config, dtype), "cross"), eps_, settings, device,
+             nullptr, tensor_parallel),
+      tp_(tensor_parallel && tensor_parallel->size() > 1 ? tensor_parallel : nullptr) {}
 
 Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text, const Tensor& timestep_proj,
                       const std::vector<std::int32_t>& row_of_token, const RopeTables& rope,
@@ -41,7 +46,8 @@ Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text
   ops::ResidualAndNorm r = ops::residual_layer_norm_modulated(hidden, attn, nullptr, 0, eps_, mod, kShiftFfn, kScaleFfn);
   hidden = r.residual;
   h = r.normed;
-  Tensor ff = apply(w.ffn_out, apply_gelu_tanh(w.ffn_in, h));
+  // Tensor parallel: this rank's FFN columns (the GELU is per column), summed over the group after ffn_out.
+  Tensor ff = apply_row_parallel(tp_.get(), w.ffn_out, apply_gelu_tanh(w.ffn_in, h));
   capture(prefix_ + ".ffn.out", ff);
   hidden = ops::gated_residual(hidden, ff, mod, kGateFfn);
   capture(prefix_ + ".out", hidden);

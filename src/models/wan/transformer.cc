@@ -47,13 +47,18 @@ WanTransformer WanTransformer::load(const std::string& dir, const WanRunOptions&
   impl->options = options;
   check_per_role_keys(options.attention.config, wan_attention_roles(impl->config, options.dtype),
                       "WanTransformer3DModel (" + dir + ")");
-  // Blocks (and their attention layers) first: a backend that cannot run the model fails before
-  // gigabytes of weights are read.
+  const parallel::Communicator* tp = options.tensor_parallel.get();
+  if (tp && impl->config.ffn_dim % tp->size() != 0)
+    throw UserError("WanTransformer3DModel (" + dir + "): ffn_dim " + std::to_string(impl->config.ffn_dim) +
+                    " does not split over " + std::to_string(tp->size()) +
+                    " tensor-parallel ranks; expected a tensor-parallel size that divides it");
+  // Blocks (and their attention layers) first: a backend that cannot run the model, or heads that do
+  // not split over the ranks, fail before gigabytes of weights are read.
   for (std::int64_t i = 0; i < impl->config.num_layers; ++i)
-    impl->blocks.push_back(
-        std::make_unique<wan::Block>(i, impl->config, options.attention, options.dtype, options.device, options.ulysses));
+    impl->blocks.push_back(std::make_unique<wan::Block>(i, impl->config, options.attention, options.dtype,
+                                                        options.device, options.ulysses, options.tensor_parallel));
   WeightStore store(dir);
-  impl->weights = wan::load_weights(store, impl->config, options.dtype, options.device);
+  impl->weights = wan::load_weights(store, impl->config, options.dtype, options.device, tp);
   if (options.quantization == Quantization::Fp8) wan::quantize_fp8(impl->weights);
   return WanTransformer(std::move(impl));
 }

@@ -3,6 +3,7 @@
 
 #include "dattn/models/wan/manifest.h"
 #include "models/param_loading.h"
+#include "dattn/models/wan/tensor_parallel.h"
 
 namespace dattn::wan {
 namespace {
@@ -12,9 +13,15 @@ bool ignored_on_load(const std::string& name) { return name.find("norm_added_q")
 
 }  // namespace
 
-Weights load_weights(WeightStore& store, const WanTransformerConfig& config, DType dtype, Device device) {
+Weights load_weights(WeightStore& store, const WanTransformerConfig& config, DType dtype, Device device,
+                     const parallel::Communicator* tensor_parallel) {
   const auto manifest = wan_transformer_manifest(config);
-  const auto t = models::load_params(store, manifest, {"WanTransformer3DModel", dtype, device, ignored_on_load});
+  models::ParamLoadOptions options{"WanTransformer3DModel", dtype, device, ignored_on_load, {}};
+  if (tensor_parallel && tensor_parallel->size() > 1)
+    options.slice = [&](const std::string& name) {
+      return wan_tensor_parallel_slice(name, config, tensor_parallel->rank(), tensor_parallel->size());
+    };
+  const auto t = models::load_params(store, manifest, options);
   const auto linear = [&](const std::string& name) { return Linear{t.at(name + ".weight"), t.at(name + ".bias")}; };
   const auto attention = [&](const std::string& name) {
     return AttentionWeights{linear(name + ".to_q"), linear(name + ".to_k"), linear(name + ".to_v"),

@@ -8,6 +8,7 @@
 #include "dattn/io/weight_store.h"
 #include "dattn/ops/linear_fp8.h"
 #include "dattn/models/wan/config.h"
+#include "dattn/parallel/communicator.h"
 
 namespace dattn::wan {
 
@@ -43,8 +44,12 @@ struct Weights {
 
 // Checks the store against the manifest first and reports every missing and unexpected tensor at once
 // (UserError naming the directory and the tensors); then takes each tensor, shape checked, converted to
-// `dtype` (float32 for the parameters diffusers keeps in float32) on `device`.
-Weights load_weights(WeightStore& store, const WanTransformerConfig& config, DType dtype, Device device);
+// `dtype` (float32 for the parameters diffusers keeps in float32) on `device`. With a tensor-parallel
+// group of more than one rank, the blocks' split tensors are taken as this rank's slices only
+// (tensor_parallel.h): the norm_q/norm_k gains, to_q/k/v and ffn_in hold its rows, to_out and ffn_out
+// its weight columns (and their whole biases).
+Weights load_weights(WeightStore& store, const WanTransformerConfig& config, DType dtype, Device device,
+                     const parallel::Communicator* tensor_parallel = nullptr);
 
 // --quantization fp8: every block's attention projections (attn1, attn2: to_q, to_k, to_v, to_out) and
 // FFN linears quantized per output channel on their device, one layer at a time (the run-dtype weight

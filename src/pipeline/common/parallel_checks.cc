@@ -2,6 +2,7 @@
 #include "pipeline/common/parallel_checks.h"
 
 #include <cstdio>
+#include <numeric>
 #include <string>
 
 #include "dattn/core/error.h"
@@ -27,19 +28,35 @@ void check_head_split(const char* flag, int degree, std::int64_t heads, const st
 }  // namespace
 
 void check_parallel_degrees(const PipelineOptions& options, GuidanceMode mode, std::int64_t attention_heads,
-                            const std::string& transformer, bool has_ulysses) {
+                            const std::string& transformer, bool has_ulysses, bool has_tensor_parallel) {
   const parallel::ParallelDegrees& d = options.parallel.degrees;
   check_head_split("--tensor-parallel-size", d.tensor_parallel, attention_heads, transformer);
   check_head_split("--ulysses-degree", d.ulysses, attention_heads, transformer);
-  if (d.tensor_parallel > 1)
+  if (d.tensor_parallel > 1 && !has_tensor_parallel)
     throw UserError("--tensor-parallel-size " + std::to_string(d.tensor_parallel) +
-                    ": tensor parallel is not built yet (docs/parallel.md); expected 1");
+                    ": tensor parallel is not built yet for " + transformer + " (docs/parallel.md); expected 1");
   if (d.ulysses > 1 && !has_ulysses)
     throw UserError("--ulysses-degree " + std::to_string(d.ulysses) + ": Ulysses sequence parallel is not built yet for " +
                     transformer + " (docs/parallel.md); expected 1");
   if (d.cfg == 2 && mode != GuidanceMode::CfgParallel)
     throw UserError("--cfg-parallel-size 2 with --guidance " + std::string(guidance_mode_name(mode)) +
                     ": expected --guidance cfg-parallel (or no --guidance)");
+}
+
+void check_tensor_parallel_split(const PipelineOptions& options, std::int64_t attention_heads, std::int64_t ffn_dim,
+                                 const std::string& transformer) {
+  const parallel::ParallelDegrees& d = options.parallel.degrees;
+  const int t = d.tensor_parallel, both = t * d.ulysses;
+  if (t > 1 && ffn_dim % t != 0)
+    throw UserError("--tensor-parallel-size " + std::to_string(t) + ": " + transformer + " has an FFN of " +
+                    std::to_string(ffn_dim) + " columns, not a multiple of " + std::to_string(t) +
+                    "; expected " + divisors(std::gcd(attention_heads, ffn_dim)));
+  if (t > 1 && d.ulysses > 1 && attention_heads % both != 0)
+    throw UserError("--tensor-parallel-size " + std::to_string(t) + " x --ulysses-degree " + std::to_string(d.ulysses) +
+                    ": " + transformer + " has " + std::to_string(attention_heads) +
+                    " attention heads, not a multiple of " + std::to_string(both) +
+                    " (each rank runs heads / (tensor parallel x Ulysses)); expected degrees whose product is " +
+                    divisors(attention_heads));
 }
 
 void check_ulysses_tokens(const PipelineOptions& options, std::int64_t tokens) {

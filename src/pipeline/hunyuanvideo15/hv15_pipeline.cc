@@ -41,7 +41,9 @@ class Hv15Pipeline final : public Pipeline {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
-                                     "HunyuanVideo15Pipeline's transformer", true);
+                                     "HunyuanVideo15Pipeline's transformer", true, true);
+    pipeline::check_tensor_parallel_split(options, info_.transformer.num_attention_heads, info_.transformer.mlp_dim(),
+                                          "HunyuanVideo15Pipeline's transformer");
     (void)make_guidance(guidance_mode_, options.parallel.cfg);
     libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, options.device, [this] {
@@ -51,6 +53,7 @@ class Hv15Pipeline final : public Pipeline {
       Hv15RunOptions o{options_.device, options_.dtype, hv15::transformer_attention(options_.attention)};
       o.quantization = options_.quantization;
       o.ulysses = options_.parallel.ulysses;
+      o.tensor_parallel = options_.parallel.tensor_parallel;
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
     vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read

@@ -6,6 +6,7 @@
 
 #include "dattn/core/checked_math.h"
 #include "dattn/models/hunyuanvideo15/manifest.h"
+#include "dattn/models/hunyuanvideo15/tensor_parallel.h"
 
 namespace dattn {
 namespace {
@@ -29,8 +30,15 @@ std::vector<pipeline::StageNeed> hv15_request_memory(const Hv15PipelineInfo& inf
   pipeline::StageNeed denoise{"denoising", cuda, {}};
   if (!loaded) {
     std::int64_t weights = 0;
-    for (const ParamSpec& p : hunyuanvideo15_transformer_manifest(t))
-      weights = checked_add(weights, mul({shape_numel(p.shape), esize}), kWhat);
+    // One rank's weights: under tensor parallel only its slices of the blocks' split tensors.
+    const int tp = options.parallel.degrees.tensor_parallel;
+    for (const ParamSpec& p : hunyuanvideo15_transformer_manifest(t)) {
+      std::int64_t numel = shape_numel(p.shape);
+      if (tp > 1)
+        if (const auto part = hunyuanvideo15_tensor_parallel_slice(p.name, t, 0, tp))
+          numel = numel / p.shape[static_cast<std::size_t>(part->dim)] * part->length;
+      weights = checked_add(weights, mul({numel, esize}), kWhat);
+    }
     denoise.parts.emplace_back("transformer weights", weights);
   }
   denoise.parts.emplace_back("latents, velocity and solver state", mul({latent_numel, 3, 4}));

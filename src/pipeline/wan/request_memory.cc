@@ -7,6 +7,7 @@
 #include "dattn/core/checked_math.h"
 #include "dattn/core/error.h"
 #include "dattn/models/wan/manifest.h"
+#include "dattn/models/wan/tensor_parallel.h"
 
 namespace dattn {
 namespace {
@@ -15,10 +16,16 @@ constexpr std::string_view kWhat = "--height x --width x --num-frames (the memor
 
 std::int64_t mul(std::initializer_list<std::int64_t> factors) { return pipeline::checked_product(factors, kWhat); }
 
-std::int64_t transformer_weight_bytes(const WanTransformerConfig& config, DType dtype) {
+// One rank's weights: under tensor parallel only its slices of the blocks' split tensors.
+std::int64_t transformer_weight_bytes(const WanTransformerConfig& config, DType dtype, int tensor_parallel) {
   std::int64_t sum = 0;
-  for (const ParamSpec& p : wan_transformer_manifest(config))
-    sum = checked_add(sum, mul({shape_numel(p.shape), std::int64_t(p.keep_fp32 ? 4 : dtype_size(dtype))}), kWhat);
+  for (const ParamSpec& p : wan_transformer_manifest(config)) {
+    std::int64_t numel = shape_numel(p.shape);
+    if (tensor_parallel > 1)
+      if (const auto part = wan_tensor_parallel_slice(p.name, config, 0, tensor_parallel))
+        numel = numel / p.shape[static_cast<std::size_t>(part->dim)] * part->length;
+    sum = checked_add(sum, mul({numel, std::int64_t(p.keep_fp32 ? 4 : dtype_size(dtype))}), kWhat);
+  }
   return sum;
 }
 
@@ -42,7 +49,9 @@ std::vector<pipeline::StageNeed> wan_request_memory(const WanPipelineInfo& info,
   const std::int64_t esize = static_cast<std::int64_t>(dtype_size(options.dtype));
 
   pipeline::StageNeed denoise{"denoising", cuda, {}};
-  if (!loaded) denoise.parts.emplace_back("transformer weights", transformer_weight_bytes(t, options.dtype));
+  if (!loaded)
+    denoise.parts.emplace_back("transformer weights",
+                               transformer_weight_bytes(t, options.dtype, options.parallel.degrees.tensor_parallel));
   denoise.parts.emplace_back("latents, velocity and solver state", mul({latent_numel, 3, 4}));
   denoise.parts.emplace_back("activations", mul({tokens, checked_add(mul({4, t.inner_dim()}), t.ffn_dim, kWhat), esize}));
 

@@ -48,7 +48,9 @@ class WanPipeline final : public Pipeline {
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
-                                     "WanPipeline's transformer", true);
+                                     "WanPipeline's transformer", true, true);
+    pipeline::check_tensor_parallel_split(options, info_.transformer.num_attention_heads, info_.transformer.ffn_dim,
+                                          "WanPipeline's transformer");
     (void)make_guidance(guidance_mode_, options.parallel.cfg);  // an unavailable strategy fails here
     libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
     text_encoder_ = ComponentSlot<TextEncoder>("text encoder", options.residency, options.device, [this] {
@@ -59,7 +61,7 @@ class WanPipeline final : public Pipeline {
     });
     transformer_ = ComponentSlot<WanTransformer>("transformer", options.residency, options.device, [this] {
       WanRunOptions o{options_.device, options_.dtype, options_.attention, info_.expand_timesteps,
-                      options_.parallel.ulysses};
+                      options_.parallel.ulysses, options_.parallel.tensor_parallel};
       o.quantization = options_.quantization;
       return std::make_unique<WanTransformer>(WanTransformer::load(info_.transformer_dir, o));
     });

@@ -17,12 +17,14 @@
 #include "dattn/parallel/communicator.h"
 #include "dattn/parallel/groups.h"
 #include "dattn/parallel/world.h"
+#include "parallel/mpi/mpi_world.h"
 
 namespace dattn::testing {
-namespace {
 
 std::shared_ptr<parallel::Communicator> g_world;
 int g_expected_ranks = 0;
+
+namespace {
 
 class MpiCollectives : public ::testing::Test {
  protected:

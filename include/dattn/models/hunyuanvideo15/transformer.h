@@ -38,6 +38,11 @@ struct Hv15RunOptions {
   // rank returns the whole prediction. (Initialised, so the pipeline's brace-initialisation of the first
   // fields does not warn.)
   std::shared_ptr<parallel::Communicator> ulysses = nullptr;
+  // Tensor parallel (docs/parallel.md) over this group when it has more than one rank: each rank loads
+  // and runs its share of every dual-stream block's heads and FFN columns, the row-parallel projections'
+  // outputs are summed over the group, and every rank returns the whole prediction. Composes with `ulysses`
+  // (the heads must split over both; the ranks of one tensor-parallel group hold the same video tokens).
+  std::shared_ptr<parallel::Communicator> tensor_parallel = nullptr;
 };
 
 // Receives named intermediates during a forward (tests compare them with diffusers' hooks); names follow

@@ -27,6 +27,11 @@ struct WanRunOptions {
   // rank runs its slice of the video tokens, self-attention exchanges heads for tokens around the
   // backend, and the output is gathered, so every rank returns the whole prediction.
   std::shared_ptr<parallel::Communicator> ulysses;
+  // Tensor parallel (docs/parallel.md) over this group when it has more than one rank: each rank loads
+  // and runs its share of every block's heads and FFN columns, the row-parallel projections' outputs are
+  // summed over the group, and every rank returns the whole prediction. Composes with `ulysses` (the
+  // heads must split over both). Its ranks are the ranks of one Ulysses shard.
+  std::shared_ptr<parallel::Communicator> tensor_parallel = nullptr;
   // Fp8: the blocks' attention (q, k, v, out) and FFN linears quantized at load (wan::quantize_fp8).
   Quantization quantization = Quantization::None;
 };
