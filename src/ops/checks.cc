@@ -1,5 +1,8 @@
 #include "ops/checks.h"
 
+#include <initializer_list>
+#include <utility>
+
 #include "dattn/core/error.h"
 
 namespace dattn::ops::detail {
@@ -53,6 +56,21 @@ void require_window(const char* op, const Tensor& x, const Shape& y_shape, const
   if (window.row < 0 || window.row > out.dim(1) - y_shape[1])
     throw UserError(std::string(op) + ": window row " + std::to_string(window.row) + ": the " +
                     std::to_string(y_shape[1]) + " rows must fit in window.out's " + std::to_string(out.dim(1)));
+}
+
+void require_rope_tables(const char* op, const Tensor& x, const Tensor& cos, const Tensor& sin) {
+  for (const auto& [name, t] : {std::pair{"cos", &cos}, std::pair{"sin", &sin}}) {
+    require_defined(op, name, *t);
+    require_f32(op, name, *t);
+    require_ndim(op, name, *t, 2, "[S, Dr]");
+    require_same_device(op, x, name, *t);
+  }
+  const std::int64_t dr = cos.dim(1);
+  require_shape(op, "cos", cos, {x.dim(1), dr});
+  require_shape(op, "sin", sin, {x.dim(1), dr});
+  if (dr == 0 || dr % 2 != 0 || x.dim(3) % dr != 0)
+    throw UserError(std::string(op) + ": cos " + cos.describe() + " and x " + x.describe() +
+                    ": the rotary width (cos.dim(1)) must be even and divide x's last dimension");
 }
 
 void no_kernel(const char* op, Device device) {

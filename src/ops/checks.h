@@ -19,6 +19,9 @@ void require_same_device(const char* op, const Tensor& first, const char* arg, c
 // `window` can take the rows of a result of shape y_shape computed from x (row_window.h): out of x's
 // dtype and device, of y_shape but for dimension 1, 0 <= row and row + y_shape[1] <= out.dim(1).
 void require_window(const char* op, const Tensor& x, const Shape& y_shape, const RowWindow& window);
+// The interleaved rotary embedding's tables for x [B, S, G, N]: cos and sin float32 [S, Dr] on x's device,
+// Dr even and dividing N.
+void require_rope_tables(const char* op, const Tensor& x, const Tensor& cos, const Tensor& sin);
 // The one message every op gives for a device it has no kernel for yet.
 [[noreturn]] void no_kernel(const char* op, Device device);
 

@@ -2,7 +2,6 @@
 #include "dattn/ops/norm.h"
 
 #include <string>
-#include <utility>
 
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
@@ -89,18 +88,7 @@ void check_norm_rope(const char* op, const Tensor& x, float eps, const Tensor& w
   check_x(op, x, eps);
   detail::require_ndim(op, "x", x, 4, "[B, S, G, N]");
   check_param(op, "weight", x, weight);
-  for (const auto& [name, t] : {std::pair{"cos", &cos}, std::pair{"sin", &sin}}) {
-    detail::require_defined(op, name, *t);
-    detail::require_f32(op, name, *t);
-    detail::require_ndim(op, name, *t, 2, "[S, Dr]");
-    detail::require_same_device(op, x, name, *t);
-  }
-  const std::int64_t dr = cos.dim(1);
-  detail::require_shape(op, "cos", cos, {x.dim(1), dr});
-  detail::require_shape(op, "sin", sin, {x.dim(1), dr});
-  if (dr == 0 || dr % 2 != 0 || x.dim(3) % dr != 0)
-    throw UserError(std::string(op) + ": cos " + cos.describe() + " and x " + x.describe() +
-                    ": the rotary width (cos.dim(1)) must be even and divide x's last dimension");
+  detail::require_rope_tables(op, x, cos, sin);
 }
 
 }  // namespace

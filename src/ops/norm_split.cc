@@ -3,7 +3,6 @@
 #include "dattn/ops/norm_split.h"
 
 #include <string>
-#include <utility>
 
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
@@ -58,18 +57,7 @@ Tensor rms_norm_rope_interleaved_with_sums(const Tensor& x, const Tensor& sums, 
   constexpr const char* op = "rms_norm_rope_interleaved_with_sums";
   check_sums(op, x, sums, width, eps, weight);
   detail::require_ndim(op, "x", x, 4, "[B, S, G, N]");
-  for (const auto& [name, t] : {std::pair{"cos", &cos}, std::pair{"sin", &sin}}) {
-    detail::require_defined(op, name, *t);
-    detail::require_f32(op, name, *t);
-    detail::require_ndim(op, name, *t, 2, "[S, Dr]");
-    detail::require_same_device(op, x, name, *t);
-  }
-  const std::int64_t dr = cos.dim(1);
-  detail::require_shape(op, "cos", cos, {x.dim(1), dr});
-  detail::require_shape(op, "sin", sin, {x.dim(1), dr});
-  if (dr == 0 || dr % 2 != 0 || x.dim(3) % dr != 0)
-    throw UserError(std::string(op) + ": cos " + cos.describe() + " and x " + x.describe() +
-                    ": the rotary width (cos.dim(1)) must be even and divide x's last dimension");
+  detail::require_rope_tables(op, x, cos, sin);
   if (x.device() == Device::CPU) return cpu::rms_norm_rope_interleaved_with_sums(x, sums, width, eps, weight, cos, sin);
   return cpu::rms_norm_rope_interleaved_with_sums(host(x), host(sums), width, eps, host(weight), host(cos), host(sin))
       .to(x.device());

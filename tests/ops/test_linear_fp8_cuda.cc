@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <limits>
 #include <random>
@@ -99,44 +100,60 @@ TEST(OpsCudaLinearFp8, NanAndInfQuantizeAsOnTheCpu) {
   }
 }
 
+// One GPU FP8 linear (`gpu`: device x, device quantized weight, device bias) against a float64 evaluation of the
+// same quantized values and against the CPU op, for case c in dtype dt.
+using GpuLinear = std::function<Tensor(const Tensor& x, const Fp8Matrix& wq, const Tensor& bias, bool gelu)>;
+void expect_fp8_linear_matches(const Fp8Case& c, DType dt, bool with_bias, bool gelu, std::mt19937_64& rng,
+                               const GpuLinear& gpu, const char* tag) {
+  const std::int64_t in = c.x.back(), rows = shape_numel(c.x) / in;
+  const Tensor x = rows_for(c.x, dt, rng);
+  const RandomTensor w = random_tensor({c.out, in}, dt, rng, 0.0f, 0.05f);
+  const RandomTensor b = random_tensor({c.out}, dt, rng);
+  const Tensor bias = with_bias ? b.t : Tensor();
+  const Fp8Matrix wq_h = ops::quantize_rows_e4m3(w.t);
+  const Fp8Matrix wq_g = ops::quantize_rows_e4m3(dev(w.t));
+  poison_device_heap();
+  const Tensor yg = gpu(dev(x), wq_g, dev(bias), gelu);
+  ASSERT_TRUE(yg.defined()) << tag << ": declined these operands";
+  const Tensor yh = gelu ? ops::linear_fp8_gelu_tanh(x, wq_h, bias) : ops::linear_fp8(x, wq_h, bias);
+  const Fp8Matrix xq = ops::quantize_rows_e4m3(x);
+  std::vector<double> ref = linear_fp8_ref(codes_of(xq), floats_of(xq.scales), codes_of(wq_h), floats_of(wq_h.scales),
+                                           with_bias ? &b.v : nullptr, rows, in, c.out);
+  if (gelu)
+    for (double& v : ref) v = gelu_tanh_f64(v);
+  // The GEMM sums exact e4m3 products in another order than the reference, and Hopper's FP8 tensor
+  // cores add in reduced precision (about 14 mantissa bits) between cuBLASLt's float32
+  // promotions: float32 results get 2e-4 (an estimate, not yet measured), 16-bit ones their
+  // rounding budget.
+  const double lim = dt == DType::F32 ? 2e-4 : limit_f64(dt);
+  ASSERT_EQ(yg.device(), Device::CUDA);
+  ASSERT_EQ(yg.shape(), yh.shape());
+  ASSERT_EQ(yg.dtype(), dt);
+  ErrorStats e;
+  EXPECT_EQ(check_against(yg, ref, lim, &e), "") << "vs float64";
+  EXPECT_EQ(check_against(yg, yh.to_f64_vector(), lim), "") << "vs the CPU emulation";
+  if (c.out == 1536)
+    std::printf("[ %s ] %s %s: rel L2 vs float64 %.3g\n", tag, shape_str(c.x).c_str(), std::string(dtype_name(dt)).c_str(),
+                e.rel_l2);
+}
+
+std::string case_name(const Fp8Case& c, bool with_bias, bool gelu) {
+  return shape_str(c.x) + " out " + std::to_string(c.out) + (with_bias ? " bias" : "") + (gelu ? " gelu" : "");
+}
+
 TEST(OpsCudaLinearFp8, MatchesFloat64OfTheQuantizedValuesAndTheCpuOp) {
   DATTN_SKIP_WITHOUT_CUDA();
   const auto seed = test::fresh_seed();
   std::mt19937_64 rng(seed);
+  const GpuLinear op = [](const Tensor& x, const Fp8Matrix& wq, const Tensor& bias, bool gelu) {
+    return gelu ? ops::linear_fp8_gelu_tanh(x, wq, bias) : ops::linear_fp8(x, wq, bias);
+  };
   for (const auto& c : kCases)
     for (DType dt : kFloatDTypes)
       for (bool with_bias : {true, false})
         for (bool gelu : {false, true}) {
-          SCOPED_TRACE(trace(dt, seed, shape_str(c.x) + " out " + std::to_string(c.out) + (with_bias ? " bias" : "") +
-                                           (gelu ? " gelu" : "")));
-          const std::int64_t in = c.x.back(), rows = shape_numel(c.x) / in;
-          const Tensor x = rows_for(c.x, dt, rng);
-          const RandomTensor w = random_tensor({c.out, in}, dt, rng, 0.0f, 0.05f);
-          const RandomTensor b = random_tensor({c.out}, dt, rng);
-          const Tensor bias = with_bias ? b.t : Tensor();
-          const Fp8Matrix wq_h = ops::quantize_rows_e4m3(w.t);
-          const Fp8Matrix wq_g = ops::quantize_rows_e4m3(dev(w.t));
-          poison_device_heap();
-          const Tensor yg = gelu ? ops::linear_fp8_gelu_tanh(dev(x), wq_g, dev(bias)) : ops::linear_fp8(dev(x), wq_g, dev(bias));
-          const Tensor yh = gelu ? ops::linear_fp8_gelu_tanh(x, wq_h, bias) : ops::linear_fp8(x, wq_h, bias);
-          const Fp8Matrix xq = ops::quantize_rows_e4m3(x);
-          std::vector<double> ref = linear_fp8_ref(codes_of(xq), floats_of(xq.scales), codes_of(wq_h),
-                                                   floats_of(wq_h.scales), with_bias ? &b.v : nullptr, rows, in, c.out);
-          if (gelu)
-            for (double& v : ref) v = gelu_tanh_f64(v);
-          // The GEMM sums exact e4m3 products in another order than the reference, and Hopper's FP8 tensor
-          // cores add in reduced precision (about 14 mantissa bits) between cuBLASLt's float32
-          // promotions: float32 results get 2e-4 (an estimate, not yet measured), 16-bit ones their
-          // rounding budget.
-          const double lim = dt == DType::F32 ? 2e-4 : limit_f64(dt);
-          ASSERT_EQ(yg.device(), Device::CUDA);
-          ASSERT_EQ(yg.shape(), yh.shape());
-          ASSERT_EQ(yg.dtype(), dt);
-          ErrorStats e;
-          EXPECT_EQ(check_against(yg, ref, lim, &e), "") << "vs float64";
-          EXPECT_EQ(check_against(yg, yh.to_f64_vector(), lim), "") << "vs the CPU emulation";
-          if (c.out == 1536) std::printf("[ fp8 cuda ] %s %s: rel L2 vs float64 %.3g\n", shape_str(c.x).c_str(),
-                                         std::string(dtype_name(dt)).c_str(), e.rel_l2);
+          SCOPED_TRACE(trace(dt, seed, case_name(c, with_bias, gelu)));
+          expect_fp8_linear_matches(c, dt, with_bias, gelu, rng, op, "fp8 cuda");
         }
 }
 
@@ -153,31 +170,8 @@ TEST(OpsCudaLinearFp8, TheEpiloguePathMatchesFloat64AndTheCpuOp) {
     for (DType dt : kFloatDTypes)
       for (bool with_bias : {true, false})
         for (bool gelu : {false, true}) {
-          SCOPED_TRACE(trace(dt, seed, shape_str(c.x) + " out " + std::to_string(c.out) + (with_bias ? " bias" : "") +
-                                           (gelu ? " gelu" : "")));
-          const std::int64_t in = c.x.back(), rows = shape_numel(c.x) / in;
-          const Tensor x = rows_for(c.x, dt, rng);
-          const RandomTensor w = random_tensor({c.out, in}, dt, rng, 0.0f, 0.05f);
-          const RandomTensor b = random_tensor({c.out}, dt, rng);
-          const Tensor bias = with_bias ? b.t : Tensor();
-          const Fp8Matrix wq_h = ops::quantize_rows_e4m3(w.t);
-          poison_device_heap();
-          const Tensor yg = ops::cuda::linear_fp8_epilogue(dev(x), ops::quantize_rows_e4m3(dev(w.t)), dev(bias), gelu);
-          ASSERT_TRUE(yg.defined()) << "cuBLASLt declined the outer-vector FP8 epilogue for this shape";
-          const Tensor yh = gelu ? ops::linear_fp8_gelu_tanh(x, wq_h, bias) : ops::linear_fp8(x, wq_h, bias);
-          const Fp8Matrix xq = ops::quantize_rows_e4m3(x);
-          std::vector<double> ref = linear_fp8_ref(codes_of(xq), floats_of(xq.scales), codes_of(wq_h),
-                                                   floats_of(wq_h.scales), with_bias ? &b.v : nullptr, rows, in, c.out);
-          if (gelu)
-            for (double& v : ref) v = gelu_tanh_f64(v);
-          const double lim = dt == DType::F32 ? 2e-4 : limit_f64(dt);  // as the scale kernel's test
-          ASSERT_EQ(yg.shape(), yh.shape());
-          ASSERT_EQ(yg.dtype(), dt);
-          ErrorStats e;
-          EXPECT_EQ(check_against(yg, ref, lim, &e), "") << "vs float64";
-          EXPECT_EQ(check_against(yg, yh.to_f64_vector(), lim), "") << "vs the CPU emulation";
-          if (c.out == 1536) std::printf("[ fp8 epilogue ] %s %s: rel L2 vs float64 %.3g\n", shape_str(c.x).c_str(),
-                                         std::string(dtype_name(dt)).c_str(), e.rel_l2);
+          SCOPED_TRACE(trace(dt, seed, case_name(c, with_bias, gelu)));
+          expect_fp8_linear_matches(c, dt, with_bias, gelu, rng, ops::cuda::linear_fp8_epilogue, "fp8 epilogue");
         }
   const Tensor x = dev(Tensor::from_f32(std::vector<float>(2 * 16, 1.0f), {2, 16}, DType::BF16));
   const Fp8Matrix w19 = ops::quantize_rows_e4m3(dev(Tensor::from_f32(std::vector<float>(19 * 16, 1.0f), {19, 16}, DType::BF16)));
