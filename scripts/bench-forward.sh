@@ -4,7 +4,8 @@
 #
 #   scripts/bench-forward.sh --family wan|hv15 --model DIR --config CONFIG.json
 #                            [--backends FLASH_ATTN,TORCH_SDPA,FLASH_ATTN+fp8] [--bin BIN] [--out FILE.md]
-# A backend entry BACKEND+Q also passes --quantization Q (fp8 linears).
+# A backend entry BACKEND+Q also passes --quantization Q (fp8 linears); a trailing :VAR=VALUE sets an
+# environment variable for that run only (e.g. SAGE_ATTN:DATTN_SOME_SWITCH=on to A/B a switch).
 # DIR is a checkpoint made with `dattn make-checkpoint --config CONFIG.json --out DIR --dtype bf16`.
 # hv15 runs the PyTorch baseline twice: with diffusers' text layout (1985 packed text tokens, boolean
 # mask) and trimmed to the valid tokens (the work dattn does, no mask).
@@ -39,10 +40,12 @@ else
   python3 "$torch_py" --config "$config" --json "$dir/torch.json" >"$dir/torch.log" 2>&1 || status=$?
 fi
 IFS=, read -ra list <<<"$backends"
-for entry in "${list[@]}"; do  # BACKEND or BACKEND+QUANTIZATION (e.g. FLASH_ATTN+fp8)
-  b="${entry%%+*}" q=none
-  [[ "$entry" == *+* ]] && q="${entry#*+}"
-  "$bin" --model "$model" --backend "$b" --quantization "$q" --json "$dir/dattn-$entry.json" >"$dir/dattn-$entry.log" 2>&1 || status=$?
+for entry in "${list[@]}"; do  # BACKEND[+QUANTIZATION][:VAR=VALUE] (e.g. FLASH_ATTN+fp8)
+  spec="${entry%%:*}" env_kv=()
+  [[ "$entry" == *:* ]] && env_kv=("${entry#*:}")
+  b="${spec%%+*}" q=none
+  [[ "$spec" == *+* ]] && q="${spec#*+}"
+  env "${env_kv[@]}" "$bin" --model "$model" --backend "$b" --quantization "$q" --json "$dir/dattn-$entry.json" >"$dir/dattn-$entry.log" 2>&1 || status=$?
 done
 python3 - "$family" "$dir" "$out_md" "$config" "${list[@]}" <<'PY'
 import json, os, subprocess, sys, datetime
@@ -79,7 +82,7 @@ for b in backends:
     if not r:
         lines.append(f"| dattn | {b} | failed (see dattn-{b}.log) | | | | | | |"); continue
     ratio = f"{r['median_ms'] / t['median_ms']:.2f}" if t else "-"
-    label = b.replace("+", ", linears ")
+    label = b.replace("+", ", linears ").replace(":", ", ")
     lines.append(f"| dattn | {label} | {r['median_ms']:.1f} | {r['attention_ms']:.1f} | {r['gemm_ms']:.1f} | {r['rest_ms']:.1f} | {r['peak_gib']:.2f} | {r['weights_gib']:.2f} | {ratio} |")
 lines += ["", f"vs torch = time / the first PyTorch row's time (< 1: faster)."]
 open(out, "w").write("\n".join(lines) + "\n")

@@ -11,6 +11,9 @@ namespace {
 void upload_bytes(void*, const void*, std::size_t n) {
   if (n) no_cuda();
 }
+void download_bytes(void*, const void*, std::size_t n) {
+  if (n) no_cuda();
+}
 Tensor upload_tensor(const Tensor&, DType) { no_cuda(); }
 bool converts_on_device(DType, DType) { return false; }
 UploadStats upload_stats() { return {}; }

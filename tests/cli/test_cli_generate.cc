@@ -150,6 +150,43 @@ TEST(CliGenerate, QuantizationFp8RunsOnTheCpuAndOtherValuesAreRefused) {
   fs::remove(out);
 }
 
+// --op-times: the ops' time per stage group, on stdout and in the report; the denoising ops (gemm,
+// attention, norms: none nested in another) cannot add up to more than the stage's wall time.
+TEST(CliGenerate, OpTimesReportTheOpsOfEachStageGroup) {
+  const std::string out = temp_path("ops.safetensors"), plain_out = temp_path("plain.safetensors"),
+                    report = temp_path("ops.json");
+  const CliResult r = run_dattn(golden_args(out) + " --op-times --report " + shell_quote(report));
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* s : {"op time in text encoder", "op time in denoising", "op time in vae decode", "gemm", "attention",
+                        "causal_conv3d"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
+  std::ifstream in(report);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const nlohmann::json& ops = j.at("op_ms");
+  for (const char* group : {"text encoder", "denoising", "vae decode"}) EXPECT_TRUE(ops.contains(group)) << ops.dump();
+  double denoising_ops = 0;
+  for (const auto& [op, ms] : ops.at("denoising").items()) {
+    EXPECT_GE(ms.get<double>(), 0.0) << op;
+    denoising_ops += ms.get<double>();
+  }
+  EXPECT_GT(ops.at("denoising").at("gemm").get<double>(), 0.0);
+  EXPECT_GT(ops.at("denoising").at("attention").get<double>(), 0.0);
+  double denoising_wall = -1;
+  for (const auto& stage : j.at("stages"))
+    if (stage.at("stage") == "denoising") denoising_wall = stage.at("ms").get<double>();
+  ASSERT_GT(denoising_wall, 0.0) << j.at("stages").dump();
+  EXPECT_LE(denoising_ops, denoising_wall) << ops.at("denoising").dump();
+  // Without the flag the report has no op times.
+  const CliResult plain = run_dattn(golden_args(plain_out) + " --report " + shell_quote(report));
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("op time in"), std::string::npos) << plain.out;
+  std::ifstream in2(report);
+  EXPECT_TRUE(nlohmann::json::parse(in2).at("op_ms").empty());
+  fs::remove(out);
+  fs::remove(plain_out);
+  fs::remove(report);
+}
+
 // TORCH_SDPA and FLASH_ATTN are both exact: the validation sees the same video up to fp32 rounding,
 // times both runs, and reports each run's backends.
 TEST(CliGenerate, ValidatesAgainstABaselineBackend) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dattn/core/device_memory.h"
 #include "dattn/core/dtype.h"
 #include "dattn/core/run_context.h"
 #include "dattn/core/tensor.h"
@@ -174,6 +175,35 @@ TEST(WeightUploadCuda, EachContextKeepsItsRingAcrossLoads) {
   }
   const ContextScope bound(*b);
   EXPECT_FALSE(upload_stats().staging_made) << "the other context's uploads went through its own ring";
+}
+
+// The ring's other direction: downloads of odd sizes below, at and above one buffer and the whole ring,
+// each queued right behind uploads through the same ring (no wait between), against the bytes a plain
+// cudaMemcpy reads back; Tensor::to(Device::CPU) takes the ring from kDownloadThroughRingBytes on.
+TEST(WeightUploadCuda, DownloadsThroughTheRingReadBackEveryByte) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  std::mt19937_64 rng(17);
+  const std::int64_t buffer = static_cast<std::int64_t>(kUploadBufferBytes);
+  for (std::int64_t bytes : {std::int64_t{1}, buffer - 1, buffer, buffer + 5, 4 * buffer, 9 * buffer + 4099}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    const Tensor host = random_bits(bytes, DType::I8, rng);
+    const Tensor device = upload_tensor(host, DType::I8);
+    const Tensor other = upload_tensor(random_bits(3 * buffer + 7, DType::I8, rng), DType::I8);  // still in flight
+    std::vector<std::uint8_t> got(static_cast<std::size_t>(bytes), 0xA5);  // poisoned
+    const std::size_t before = upload_stats().downloaded_bytes;
+    download_bytes(got.data(), device.data(), got.size());
+    EXPECT_EQ(upload_stats().downloaded_bytes - before, got.size());
+    ASSERT_EQ(std::memcmp(got.data(), host.data(), got.size()), 0);
+    std::vector<std::uint8_t> plain(static_cast<std::size_t>(other.bytes()));
+    copy_bytes(plain.data(), other.data(), plain.size());  // the upload after it was not disturbed
+    const Tensor other_back = other.to(Device::CPU);
+    ASSERT_EQ(std::memcmp(plain.data(), other_back.data(), plain.size()), 0);
+    const std::size_t via_to = upload_stats().downloaded_bytes;
+    const Tensor back = device.to(Device::CPU);
+    EXPECT_EQ(upload_stats().downloaded_bytes - via_to,
+              static_cast<std::size_t>(bytes) >= kDownloadThroughRingBytes ? got.size() : 0u);
+    ASSERT_EQ(std::memcmp(back.data(), host.data(), got.size()), 0);
+  }
 }
 
 }  // namespace

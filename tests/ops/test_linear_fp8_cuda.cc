@@ -157,31 +157,6 @@ TEST(OpsCudaLinearFp8, MatchesFloat64OfTheQuantizedValuesAndTheCpuOp) {
         }
 }
 
-#ifdef DATTN_WITH_CUDA
-// The epilogue path (scales, bias and GELU applied by cuBLASLt, D in x's dtype; opt-in with
-// DATTN_FP8_EPILOGUE=on) against the same float64 reference and the CPU emulation, on the shapes it takes (N a
-// multiple of 16, M padded or not); it declines N = 19 and a bias of another dtype than x.
-TEST(OpsCudaLinearFp8, TheEpiloguePathMatchesFloat64AndTheCpuOp) {
-  DATTN_SKIP_WITHOUT_CUDA();
-  const auto seed = test::fresh_seed();
-  std::mt19937_64 rng(seed);
-  const Fp8Case cases[] = {{{2, 8, 64}, 48}, {{1, 16}, 16}, {{5, 37}, 32}, {{1, 100, 3072}, 1536}};
-  for (const auto& c : cases)
-    for (DType dt : kFloatDTypes)
-      for (bool with_bias : {true, false})
-        for (bool gelu : {false, true}) {
-          SCOPED_TRACE(trace(dt, seed, case_name(c, with_bias, gelu)));
-          expect_fp8_linear_matches(c, dt, with_bias, gelu, rng, ops::cuda::linear_fp8_epilogue, "fp8 epilogue");
-        }
-  const Tensor x = dev(Tensor::from_f32(std::vector<float>(2 * 16, 1.0f), {2, 16}, DType::BF16));
-  const Fp8Matrix w19 = ops::quantize_rows_e4m3(dev(Tensor::from_f32(std::vector<float>(19 * 16, 1.0f), {19, 16}, DType::BF16)));
-  EXPECT_FALSE(ops::cuda::linear_fp8_epilogue(x, w19, Tensor(), false).defined()) << "N = 19 is not a multiple of 16";
-  const Fp8Matrix w16 = ops::quantize_rows_e4m3(dev(Tensor::from_f32(std::vector<float>(16 * 16, 1.0f), {16, 16}, DType::BF16)));
-  const Tensor f32_bias = dev(Tensor::zeros({16}, DType::F32));
-  EXPECT_FALSE(ops::cuda::linear_fp8_epilogue(x, w16, f32_bias, false).defined()) << "a float32 bias on bf16 rows";
-}
-#endif
-
 TEST(OpsCudaLinearFp8, KZeroEmptyRowsAndThePlanCacheOfTheBf16Linear) {
   DATTN_SKIP_WITHOUT_CUDA();
   const Fp8Matrix w0 = ops::quantize_rows_e4m3(dev(Tensor::zeros({3, 0}, DType::BF16)));

@@ -14,6 +14,7 @@
 
 #include "dattn/command.h"
 #include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
 #include "dattn/device_option.h"
 #include "dattn/generate_report.h"
 #include "dattn/generate_validation.h"
@@ -41,6 +42,7 @@ struct GenerateOptions {
   std::string validate_against;            // a baseline backend: run the request again on it and compare
   std::optional<double> validate_min_psnr;  // dB; below it the command exits with kValidationFailed
   int validate_warmup_steps = 1;            // untimed steps per configuration before the timed pair
+  bool op_times = false;                    // the ops' time inside each stage group (StageTimer)
   ParallelFlags parallel;
 };
 
@@ -185,8 +187,10 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     start = std::chrono::steady_clock::now();  // the report's total is the timed run's
   }
 
+  if (o.op_times) StageTimer::enable(options.device);  // after the warm-up: the timed run's ops only
   GenerationResult result;
   RunRecord record = run_recorded(*pipeline, request, "dattn", validate, &result);
+  if (o.op_times) StageTimer::disable();
   std::vector<std::pair<std::string, double>>& stage_ms = result.report.stage_ms;
   const std::vector<StageMemory>& stage_memory = result.report.stage_memory;
   // Every rank ends with the same frames (the same latents, decoded by the same VAE): rank 0 writes them.
@@ -213,6 +217,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   report.attention = result.report.attention;
   report.guidance = std::string(guidance_mode_name(result.report.guidance));
   report.stage_ms = stage_ms;
+  report.op_ms = result.report.op_ms;
   report.median_step_ms = median_step_ms(record);
   report.total_ms = ms_since(start);
   report.peak_host_bytes = host_peak_rss_bytes();
@@ -304,6 +309,10 @@ Command add_generate_command(CLI::App& root) {
                   "default: the model's choice (Wan: sequential), cfg-parallel with --cfg-parallel-size 2")
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);
+  app->add_flag("--op-times", o->op_times,
+                "Also report the time of the ops (gemm, attention, conv, norms...) inside each stage, timed with "
+                "CUDA events on the run's stream; the stage's wall time less their sum is host work and waiting. "
+                "Adds a little overhead per op");
   app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
   app->add_option("--validate-against", o->validate_against,
                   "Run the same request again with every attention role on this backend (e.g. FLASH_ATTN) and "

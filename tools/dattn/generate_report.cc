@@ -1,6 +1,7 @@
 // The `dattn generate` summary (see generate_report.h).
 #include "dattn/generate_report.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -30,11 +31,19 @@ std::string summary_text(const GenerateReport& r) {
     out << "  role=" << a.role << " backend=" << a.backend << " extra=" << a.extra.dump() << " source=" << a.source << "\n";
   out << "time per stage:\n";
   auto row = [&](const std::string& name, double ms) {
-    out << "  " << name << std::string(name.size() < 18 ? 18 - name.size() : 1, ' ') << format("%10.1f ms", ms) << "\n";
+    out << "  " << name << std::string(name.size() < 26 ? 26 - name.size() : 1, ' ') << format("%10.1f ms", ms) << "\n";
   };
   for (const auto& [stage, ms] : r.stage_ms) row(stage, ms);
   row("total", r.total_ms);
   row("median step", r.median_step_ms);
+  for (const auto& [group, ops] : r.op_ms) {
+    double sum = 0;
+    std::vector<std::pair<std::string, double>> slowest_first(ops.begin(), ops.end());
+    std::stable_sort(slowest_first.begin(), slowest_first.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [op, ms] : ops) sum += ms;
+    out << "op time in " << group << format(" (%.1f ms in ops):\n", sum);
+    for (const auto& [op, ms] : slowest_first) row(op, ms);
+  }
   if (r.peak_host_bytes >= 0)
     out << "peak host memory (VmHWM): " << format("%.1f MiB", double(r.peak_host_bytes) / (1024.0 * 1024.0)) << "\n";
   return out.str();
@@ -50,6 +59,8 @@ nlohmann::json summary_json(const GenerateReport& r) {
                          {"source", a.source}});
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& [stage, ms] : r.stage_ms) stages.push_back({{"stage", stage}, {"ms", ms}});
+  nlohmann::json op_ms = nlohmann::json::object();
+  for (const auto& [group, ops] : r.op_ms) op_ms[group] = ops;
   return {{"model", r.model},
           {"output", r.output},
           {"files", r.files},
@@ -66,6 +77,7 @@ nlohmann::json summary_json(const GenerateReport& r) {
           {"seed", r.seeded_noise ? nlohmann::json(r.seed) : nlohmann::json(nullptr)},
           {"attention", attention},
           {"stages", stages},
+          {"op_ms", op_ms},
           {"total_ms", r.total_ms},
           {"peak_host_rss_bytes", r.peak_host_bytes >= 0 ? nlohmann::json(r.peak_host_bytes) : nlohmann::json(nullptr)}};
 }

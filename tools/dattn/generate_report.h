@@ -2,6 +2,7 @@
 // The end-of-run summary of `dattn generate`: resolved attention backends, time per stage, peak
 // memory, as text (stdout) and as the --report JSON.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct GenerateReport {
   bool seeded_noise = true;  // false when --initial-latents gave the noise
   std::vector<Resolution> attention;
   std::vector<std::pair<std::string, double>> stage_ms;  // the pipeline's stages, then "writing"
+  // With --op-times: per stage group, the milliseconds of each op stage (GenerationReport::op_ms).
+  std::vector<std::pair<std::string, std::map<std::string, double>>> op_ms;
   double total_ms = 0;
   std::int64_t peak_host_bytes = -1;  // VmHWM; -1 when unknown
 };

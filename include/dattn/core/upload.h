@@ -28,12 +28,22 @@ struct UploadStats {
   // buffer's last DMA before reusing it (the bus side). A load whose time is mostly the first is
   // limited by the host's reads, mostly the second by the bus.
   double host_copy_s = 0, dma_wait_s = 0;
+  std::size_t downloaded_bytes = 0;  // device -> host bytes through the ring (download_bytes)
 };
 
 // Copies n bytes from host memory `src` (pageable, e.g. a mapped file) to device memory `dst` of the
 // current CUDA context through its staging ring. Throws (naming the CUDA call) on a runtime failure,
 // UserError in a build without CUDA.
 void upload_bytes(void* dst, const void* src, std::size_t n);
+
+// Copies n bytes from device memory `src` of the current CUDA context to host memory `dst` (pageable)
+// through the same ring, after the work queued on the context's stream: the DMA of a piece into one
+// buffer runs while host threads copy the previous piece out of another (a pageable destination is
+// written, and its pages faulted in, by several threads, where one cudaMemcpy would do it on one).
+// Returns with dst written. Tensor::to(Device::CPU) takes it for copies of kDownloadThroughRingBytes or
+// more. Throws as upload_bytes.
+void download_bytes(void* dst, const void* src, std::size_t n);
+inline constexpr std::size_t kDownloadThroughRingBytes = kUploadBufferBytes / 2;
 
 // A new CUDA tensor (current context) of `dtype` with the values of host tensor `host`: the stored
 // bytes are uploaded and, when the dtypes differ among F32, BF16 and F16, converted by a kernel with

@@ -10,6 +10,7 @@
 // What stays in memory between requests is the options' Residency, not a side effect of each stage.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -111,6 +112,9 @@ struct GenerationReport {
   std::vector<double> step_ms;            // each denoising step's wall time
   GuidanceMode guidance = GuidanceMode::Sequential;
   double guidance_scale = 0;  // the scale the run used (the request's, or the model's default)
+  // Milliseconds per op stage ("gemm", "attention", "conv", ...) inside each stage group, from the ops'
+  // own StageScopes; filled only while StageTimer is enabled (`dattn generate --op-times`).
+  std::vector<std::pair<std::string, std::map<std::string, double>>> op_ms;
 };
 
 struct GenerationResult {

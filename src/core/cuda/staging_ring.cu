@@ -82,6 +82,36 @@ void StagingRing::copy(void* dst, const void* src, std::size_t n) {
   }
 }
 
+void StagingRing::download(void* dst, const void* src, std::size_t n) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto s = static_cast<cudaStream_t>(stream_);
+  auto t0 = std::chrono::steady_clock::now();
+  for (void* e : events_) DATTN_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(e)));  // uploads' DMAs
+  stats_.dma_wait_s += seconds_since(t0);
+  const std::size_t pieces = (n + kUploadBufferBytes - 1) / kUploadBufferBytes;
+  const auto piece_bytes = [&](std::size_t k) { return std::min(kUploadBufferBytes, n - k * kUploadBufferBytes); };
+  const auto enqueue = [&](std::size_t k) {
+    const std::size_t b = k % kUploadBuffers;
+    DATTN_CUDA_CHECK(cudaMemcpyAsync(buffers_[b], static_cast<const char*>(src) + k * kUploadBufferBytes,
+                                     piece_bytes(k), cudaMemcpyDeviceToHost, s));
+    DATTN_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(events_[b]), s));
+    ++stats_.copies;
+  };
+  for (std::size_t k = 0; k < std::min(pieces, kUploadBuffers); ++k) enqueue(k);
+  for (std::size_t k = 0; k < pieces; ++k) {
+    const std::size_t b = k % kUploadBuffers;
+    t0 = std::chrono::steady_clock::now();
+    DATTN_CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(events_[b])));
+    stats_.dma_wait_s += seconds_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    parallel_copy(static_cast<char*>(dst) + k * kUploadBufferBytes, buffers_[b], piece_bytes(k));
+    stats_.host_copy_s += seconds_since(t0);
+    if (k + kUploadBuffers < pieces) enqueue(k + kUploadBuffers);  // the buffer just emptied
+  }
+  stats_.downloaded_bytes += n;
+  open_ = 0, used_ = 0;  // every DMA is done: the next upload starts on an idle buffer
+}
+
 void StagingRing::count_conversion() {
   const std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.conversions;

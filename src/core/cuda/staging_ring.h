@@ -22,6 +22,10 @@ class StagingRing final : public RunContext::Extension {
   // cudaMemcpyAsync per piece on the stream; a full buffer is left for the next, which is first waited
   // for (its event: its last DMA). Returns with the source read and every piece queued.
   void copy(void* dst, const void* src, std::size_t n);
+  // Copies n device bytes at `src` to host `dst` (download_bytes): after every DMA the ring has queued,
+  // piece k into buffer k mod kUploadBuffers, each piece copied out by host threads once its DMA is
+  // done while the next ones run. Returns with dst written and every buffer free.
+  void download(void* dst, const void* src, std::size_t n);
   void count_conversion();
   UploadStats stats() const;
 

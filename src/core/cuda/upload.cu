@@ -22,6 +22,10 @@ void upload_bytes(void* dst, const void* src, std::size_t n) {
   if (n) cuda::staging_ring().copy(dst, src, n);
 }
 
+void download_bytes(void* dst, const void* src, std::size_t n) {
+  if (n) cuda::staging_ring().download(dst, src, n);
+}
+
 bool converts_on_device(DType from, DType to) { return cuda::converts(from, to); }
 
 Tensor upload_tensor(const Tensor& host, DType dtype) {

@@ -1,13 +1,8 @@
-// linear_fp8 on CUDA (ops/linear_fp8.h): x quantized per token (quantize_e4m3.cu), then one of two paths:
-// - the scale kernel (default): one cuBLASLt FP8 GEMM (e4m3 x e4m3, float32 accumulation and float32 D,
-//   per-tensor scales left at 1), then one kernel applying y = fma(acc, sx[m] * sw[n], bias[n]) (and GELU) and
-//   rounding once to x's dtype. It costs writing and reading the float32 accumulator (docs/fp8.md).
-// - the epilogue (linear_fp8_epilogue; the default with DATTN_FP8_EPILOGUE=on): cuBLASLt applies both scales
-//   as outer vectors (CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F, cuBLAS 12.9+ on Hopper), the bias and GELU in
-//   its epilogue and writes D in x's dtype: no float32 pass. Opt-in until its tests and timings have run on a
-//   GPU (docs/fp8.md, "Status"); it declines (undefined result) where cuBLASLt has no algorithm or the
-//   operands do not fit it (N not a multiple of 16, a bias of another dtype than y), and linear_fp8 then takes
-//   the scale kernel.
+// linear_fp8 on CUDA (ops/linear_fp8.h): x quantized per token (quantize_e4m3.cu), one cuBLASLt FP8 GEMM
+// (e4m3 x e4m3, float32 accumulation and float32 D, per-tensor scales left at 1), then one kernel applying
+// y = fma(acc, sx[m] * sw[n], bias[n]) (and GELU) and rounding once to x's dtype. It costs writing and
+// reading the float32 accumulator (docs/fp8.md). cuBLASLt's outer-vector scales in the epilogue were
+// measured slower on the H200 and declined some shapes: removed (bench/results/2026-12-02-h200-wan-forward-fp8-epilogue.md).
 //
 // cuBLASLt's FP8 kernels take only the "TN" form: row-major Y = X Wᵀ is column-major Yᵀ = W'ᵀ X' with
 // A = W (e4m3, [Kp, Np] column-major, transposed), B = X (e4m3, [Kp, Mp], not transposed), D [Np, Mp].
@@ -20,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -40,23 +34,10 @@ namespace {
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 
-// How D is formed: float32 for the scale kernel, or scaled in cuBLASLt's epilogue into `out` (with `bias`
-// and GELU when asked).
-struct Form {
-  bool epilogue = false;
-  Elt out = Elt::F32;
-  bool bias = false, gelu = false;
-  auto tie() const { return std::tie(epilogue, out, bias, gelu); }
-};
-
 // Padded dimensions; every operand comes from Tensor::empty (256-byte aligned), so no alignment field.
 struct Key {
   i64 mp, np, kp;
-  Form form;
-  bool operator<(const Key& o) const {
-    return std::tie(mp, np, kp) < std::tie(o.mp, o.np, o.kp) || (std::tie(mp, np, kp) == std::tie(o.mp, o.np, o.kp) &&
-                                                                  form.tie() < o.form.tie());
-  }
+  bool operator<(const Key& o) const { return std::tie(mp, np, kp) < std::tie(o.mp, o.np, o.kp); }
 };
 
 struct Plan {
@@ -76,7 +57,7 @@ struct Lt8 final : RunContext::Extension {
   void* workspace = nullptr;
   cudaStream_t stream = nullptr;
   std::mutex mutex;  // guards plans
-  std::map<Key, std::unique_ptr<Plan>> plans;  // null: cuBLASLt has no algorithm for an epilogue form
+  std::map<Key, std::unique_ptr<Plan>> plans;
   ~Lt8() override {
     plans.clear();
     if (workspace) cudaFree(workspace);
@@ -96,11 +77,7 @@ Lt8& lt8() {
   });
 }
 
-cudaDataType_t cuda_type_of(Elt e) {
-  return e == Elt::BF16 ? CUDA_R_16BF : (e == Elt::F16 ? CUDA_R_16F : CUDA_R_32F);
-}
-
-// The plan for `key`, or null when key.form is an epilogue form cuBLASLt has no algorithm for.
+// The plan for `key`.
 std::unique_ptr<Plan> make_plan(Lt8& s, const Key& key) {
   auto p = std::make_unique<Plan>();
   DATTN_LT8(cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -109,26 +86,9 @@ std::unique_ptr<Plan> make_plan(Lt8& s, const Key& key) {
   DATTN_LT8(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_trans, sizeof(no_trans)));
   // FAST_ACCUM stays off (the default): Hopper's FP8 tensor cores accumulate in reduced precision and
   // cuBLASLt then promotes the partial sums to float32 regularly; fast accumulation would skip that.
-  const Form& f = key.form;
-  if (f.epilogue) {
-    // A's vector has one scale per row of D (output channel), B's one per column (token).
-    const std::int32_t outer = CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F;
-    DATTN_LT8(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &outer, sizeof(outer)));
-    DATTN_LT8(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &outer, sizeof(outer)));
-    if (f.bias || f.gelu) {
-      const cublasLtEpilogue_t epi =
-          f.gelu ? (f.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU) : CUBLASLT_EPILOGUE_BIAS;
-      DATTN_LT8(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-    }
-    if (f.bias && f.out == Elt::F32) {  // FP8 kernels with a float32 D default to a bf16 bias
-      const std::int32_t bias_type = CUDA_R_32F;
-      DATTN_LT8(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
-                                               sizeof(bias_type)));
-    }
-  }
   DATTN_LT8(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_8F_E4M3, key.kp, key.np, key.kp));
   DATTN_LT8(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_8F_E4M3, key.kp, key.mp, key.kp));
-  DATTN_LT8(cublasLtMatrixLayoutCreate(&p->d, f.epilogue ? cuda_type_of(f.out) : CUDA_R_32F, key.np, key.mp, key.np));
+  DATTN_LT8(cublasLtMatrixLayoutCreate(&p->d, CUDA_R_32F, key.np, key.mp, key.np));
   cublasLtMatmulPreference_t pref = nullptr;
   DATTN_LT8(cublasLtMatmulPreferenceCreate(&pref));
   const std::uint64_t ws = kWorkspaceBytes;
@@ -138,7 +98,6 @@ std::unique_ptr<Plan> make_plan(Lt8& s, const Key& key) {
   const cublasStatus_t st =
       cublasLtMatmulAlgoGetHeuristic(s.handle, p->desc, p->a, p->b, p->d, p->d, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (f.epilogue && (st != CUBLAS_STATUS_SUCCESS || found == 0)) return nullptr;
   if (st != CUBLAS_STATUS_SUCCESS || found == 0)
     throw std::runtime_error("linear_fp8 (cuda): cuBLASLt has no FP8 algorithm for M=" + std::to_string(key.mp) +
                              " N=" + std::to_string(key.np) + " K=" + std::to_string(key.kp) +
@@ -147,42 +106,17 @@ std::unique_ptr<Plan> make_plan(Lt8& s, const Key& key) {
   return p;
 }
 
-// The scales and bias of an epilogue form's call (device pointers).
-struct EpilogueArgs {
-  const float* sw = nullptr;  // [Np]
-  const float* sx = nullptr;  // [Mp]
-  const void* bias = nullptr;
-};
-
-// D [Mp, Np] (row-major) = Xq [Mp, Kp] · Wqᵀ: float32, or with an epilogue form the scaled result in its
-// dtype. False when cuBLASLt has no algorithm for that epilogue form (nothing enqueued).
-bool gemm_fp8(const void* xq, const void* wq, void* d, i64 mp, i64 np, i64 kp, const Form& form = {},
-              const EpilogueArgs& e = {}) {
+// D [Mp, Np] (row-major, float32) = Xq [Mp, Kp] · Wqᵀ.
+void gemm_fp8(const void* xq, const void* wq, float* d, i64 mp, i64 np, i64 kp) {
   Lt8& s = lt8();
-  const Key key{mp, np, kp, form};
+  const Key key{mp, np, kp};
   const std::lock_guard<std::mutex> lock(s.mutex);
   auto it = s.plans.find(key);
   if (it == s.plans.end()) it = s.plans.emplace(key, make_plan(s, key)).first;
-  if (!it->second) return false;
   Plan& p = *it->second;
-  if (form.epilogue) {  // per call, under the lock: cuBLASLt reads the descriptor when the call is made
-    DATTN_LT8(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &e.sw, sizeof(e.sw)));
-    DATTN_LT8(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &e.sx, sizeof(e.sx)));
-    if (form.bias)
-      DATTN_LT8(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &e.bias, sizeof(e.bias)));
-  }
   const float one = 1.0f, zero = 0.0f;
   DATTN_LT8(cublasLtMatmul(s.handle, p.desc, &one, wq, p.a, xq, p.b, &zero, d, p.d, d, p.d, &p.algo, s.workspace,
                            kWorkspaceBytes, s.stream));
-  return true;
-}
-
-bool epilogue_by_default() {
-  static const bool on = [] {
-    const char* v = std::getenv("DATTN_FP8_EPILOGUE");
-    return v && std::string(v) == "on";
-  }();
-  return on;
 }
 
 // The same GELU as the CPU emulation and activation.cu: x * sigmoid(2u).
@@ -221,34 +155,7 @@ __global__ void scale_kernel(const float* acc, i64 rows, i64 n_out, i64 np, cons
 
 }  // namespace
 
-Tensor linear_fp8_epilogue(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu) {
-  const i64 out = weight.rows, in = weight.cols;
-  Shape shape = x.shape();
-  shape.back() = out;
-  const i64 rows = shape_numel(Shape(x.shape().begin(), x.shape().end() - 1));
-  const Elt ye = elt_of(x.dtype());
-  if (rows == 0 || out == 0 || in == 0 || out % 16 != 0 || (bias.defined() && bias.dtype() != x.dtype()))
-    return Tensor();
-  const Fp8Matrix xq = quantize_rows_e4m3(x.reshape({rows, in}));
-  const i64 mp = fp8_padded(rows), np = out, kp = fp8_padded(in);
-  // One scale per padded token: the padding's rows are zeros, so any finite scale does; 0 is written.
-  Tensor sx = Tensor::empty({mp}, DType::F32, Device::CUDA);
-  const cudaStream_t stream = current_stream();
-  DATTN_CUDA_CHECK(cudaMemcpyAsync(sx.data(), xq.scales.data(), rows * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-  if (mp > rows)
-    DATTN_CUDA_CHECK(cudaMemsetAsync(sx.data_as<float>() + rows, 0, (mp - rows) * sizeof(float), stream));
-  Tensor y = Tensor::empty({mp, np}, x.dtype(), Device::CUDA);  // the padded tokens' rows are dropped below
-  const Form form{true, ye, bias.defined(), gelu};
-  const EpilogueArgs args{weight.scales.data_as<float>(), sx.data_as<float>(), bias.defined() ? bias.data() : nullptr};
-  if (!gemm_fp8(xq.values.data(), weight.values.data(), y.data(), mp, np, kp, form, args)) return Tensor();
-  return (mp == rows ? y : y.narrow0(0, rows)).reshape(shape);
-}
-
 Tensor linear_fp8(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu) {
-  if (epilogue_by_default()) {
-    Tensor y = linear_fp8_epilogue(x, weight, bias, gelu);
-    if (y.defined()) return y;
-  }
   const i64 out = weight.rows, in = weight.cols;
   Shape shape = x.shape();
   shape.back() = out;

@@ -7,8 +7,5 @@ namespace dattn::ops::cuda {
 
 Fp8Matrix quantize_rows_e4m3(const Tensor& x);
 Tensor linear_fp8(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu);
-// The same with both scales, the bias and GELU in cuBLASLt's epilogue and D written in x's dtype (see
-// linear_fp8.cu); an undefined Tensor when it cannot take these operands (nothing enqueued then).
-Tensor linear_fp8_epilogue(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu);
 
 }  // namespace dattn::ops::cuda
