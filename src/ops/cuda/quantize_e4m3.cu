@@ -5,6 +5,7 @@
 #include <cuda_fp8.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/linear_fp8.h"
@@ -47,7 +48,11 @@ Fp8Matrix quantize_rows_e4m3(const Tensor& x) {
   const i64 rp = fp8_padded(rows), kp = fp8_padded(k);
   m.values = Tensor::empty({rp, kp}, DType::FP8_E4M3, Device::CUDA);
   m.scales = Tensor::empty({rows}, DType::F32, Device::CUDA);
-  if (rp == 0 || kp == 0) return m;
+  if (kp == 0) {  // empty rows: scale 1, as the CPU writes (the kernel, launched for no columns, would not)
+    if (rows > 0) m.scales = Tensor::from_f32(std::vector<float>(static_cast<std::size_t>(rows), 1.0f), {rows}).to(Device::CUDA);
+    return m;
+  }
+  if (rp == 0) return m;
   const unsigned blocks = static_cast<unsigned>(rp < 65535 * 16 ? rp : 65535 * 16);
   quantize_rows_kernel<<<blocks, kThreads, 0, current_stream()>>>(x.data(), elt_of(x.dtype()), rows, k, rp, kp,
                                                                   m.values.data_as<std::uint8_t>(),
