@@ -127,6 +127,10 @@ TEST(CliGenerate, RefusesBadArgumentsBeforeAnyWork) {
   expect_refused(golden_args(out) + " --validate-min-psnr 30", out, "--validate-min-psnr needs --validate-against");
   expect_refused(golden_args(out) + " --validate-against FLASH_ATTN --validate-warmup-steps -1", out,
                  "--validate-warmup-steps");
+  expect_refused(golden_args(out) + " --validate-quantization none", out,
+                 "--validate-quantization needs --validate-against");
+  expect_refused(golden_args(out) + " --validate-against FLASH_ATTN --validate-quantization int4", out,
+                 "--quantization 'int4': expected fp8 or none");
 }
 
 // --quantization: fp8 runs on the CPU (the emulation of the CUDA arithmetic) and says so in the summary,
@@ -214,6 +218,33 @@ TEST(CliGenerate, ValidatesAgainstABaselineBackend) {
   EXPECT_GT(v.at("latents_rel_l2").get<double>(), 0.0) << v.dump();
   EXPECT_LT(v.at("latents_rel_l2").get<double>(), 1e-4) << v.dump();
   EXPECT_GT(v.at("latents_cosine").get<double>(), 0.999999) << v.dump();
+  fs::remove(out);
+  fs::remove(report);
+}
+
+// --validate-quantization none measures what fp8 linears cost against the unquantized ones; without it
+// the baseline keeps the run's quantization (same backend and fp8 on both sides: the same video).
+TEST(CliGenerate, ValidatesFp8LinearsAgainstTheUnquantizedRun) {
+  const std::string out = temp_path("fp8v.safetensors"), report = temp_path("fp8v.json");
+  const std::string fp8 = golden_args(out) + " --initial-latents " + shell_quote(golden(kCase)) +
+                          " --quantization fp8 --validate-against FLASH_ATTN --validate-warmup-steps 0 --report " +
+                          shell_quote(report);
+  const CliResult r = run_dattn(fp8 + " --validate-quantization none");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("; linears fp8\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("baseline:  self=FLASH_ATTN, cross=FLASH_ATTN; linears unquantized"), std::string::npos) << r.out;
+  nlohmann::json v = nlohmann::json::parse(std::ifstream(report)).at("validation");
+  EXPECT_EQ(v.at("this_run").at("quantization"), "fp8");
+  EXPECT_EQ(v.at("baseline_run").at("quantization"), "none");
+  EXPECT_FALSE(v.at("identical").get<bool>()) << v.dump();
+  // The fp32 + fp8 video is within 2.5e-3 rel L2 of the golden one (the test above), so of the exact run.
+  EXPECT_GT(v.at("latents_rel_l2").get<double>(), 1e-5) << v.dump();
+  EXPECT_LT(v.at("video_rel_l2").get<double>(), 5e-3) << v.dump();
+  const CliResult same = run_dattn(fp8);
+  ASSERT_EQ(same.status, 0) << same.err;
+  v = nlohmann::json::parse(std::ifstream(report)).at("validation");
+  EXPECT_EQ(v.at("baseline_run").at("quantization"), "fp8");
+  EXPECT_TRUE(v.at("identical").get<bool>()) << v.dump();
   fs::remove(out);
   fs::remove(report);
 }

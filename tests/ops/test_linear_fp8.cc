@@ -195,5 +195,59 @@ TEST(OpsLinearFp8, MismatchedInputsAreUserErrors) {
             std::string::npos);
 }
 
+// An activation quantized once and read by several linears gives each the bytes of its own call on x,
+// and LinearInput quantizes on the first FP8 use only.
+TEST(OpsLinearFp8, ASharedQuantizedActivationEqualsEachLinearOfX) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)) + " seed " + std::to_string(seed));
+    const RandomTensor x = random_tensor({2, 5, 24}, dt, rng);
+    const RandomTensor w1 = random_tensor({40, 24}, dt, rng, 0.0f, 0.05f), w2 = random_tensor({7, 24}, dt, rng);
+    const RandomTensor b = random_tensor({40}, dt, rng);
+    const Fp8Matrix q1 = ops::quantize_rows_e4m3(w1.t), q2 = ops::quantize_rows_e4m3(w2.t);
+    const ops::LinearInput in(x.t);
+    const Tensor y1 = ops::linear_fp8(in.fp8(), q1, b.t), y2 = ops::linear_fp8_gelu_tanh(in.fp8(), q2);
+    EXPECT_EQ(&in.fp8(), &in.fp8()) << "quantized once";
+    EXPECT_EQ(y1.shape(), (Shape{2, 5, 40}));
+    EXPECT_EQ(y1.dtype(), dt);
+    EXPECT_EQ(y1.to_f64_vector(), ops::linear_fp8(x.t, q1, b.t).to_f64_vector());
+    EXPECT_EQ(y2.to_f64_vector(), ops::linear_fp8_gelu_tanh(x.t, q2).to_f64_vector());
+  }
+}
+
+TEST(OpsLinearFp8, TheQuantizedGeluOutputIsTheQuantizationOfTheGeluLinear) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)) + " seed " + std::to_string(seed));
+    const RandomTensor x = random_tensor({3, 24}, dt, rng);
+    const Fp8Matrix w1 = ops::quantize_rows_e4m3(random_tensor({40, 24}, dt, rng, 0.0f, 0.05f).t);
+    const Fp8Matrix w2 = ops::quantize_rows_e4m3(random_tensor({8, 40}, dt, rng, 0.0f, 0.05f).t);
+    const Tensor b1 = random_tensor({40}, dt, rng).t, b2 = random_tensor({8}, dt, rng).t;
+    const ops::Fp8Activation h = ops::linear_fp8_gelu_tanh_quantized(ops::quantize_activation(x.t), w1, b1);
+    const ops::Fp8Activation want = ops::quantize_activation(ops::linear_fp8_gelu_tanh(x.t, w1, b1));
+    EXPECT_EQ(h.shape, want.shape);
+    EXPECT_EQ(h.dtype, dt);
+    EXPECT_EQ(h.rows.values.to_f64_vector(), want.rows.values.to_f64_vector());
+    EXPECT_EQ(h.rows.scales.to_f64_vector(), want.rows.scales.to_f64_vector());
+    EXPECT_EQ(ops::feed_forward_fp8(x.t, w1, b1, w2, b2).to_f64_vector(),
+              ops::linear_fp8(ops::linear_fp8_gelu_tanh(x.t, w1, b1), w2, b2).to_f64_vector());
+  }
+}
+
+TEST(OpsLinearFp8, AMismatchedQuantizedActivationIsAUserError) {
+  const Fp8Matrix wq = ops::quantize_rows_e4m3(Tensor::from_f32({1, 2, 3, 4}, {2, 2}));
+  const ops::Fp8Activation x3 = ops::quantize_activation(Tensor::zeros({4, 3}, DType::BF16));
+  EXPECT_NE(user_error([&] { ops::linear_fp8(x3, wq); }).find("in_features = 2"), std::string::npos);
+  ops::Fp8Activation torn = ops::quantize_activation(Tensor::zeros({4, 2}, DType::BF16));
+  torn.shape = {5, 2};  // rows that do not match the shape
+  EXPECT_NE(user_error([&] { ops::linear_fp8(torn, wq); }).find("[5,2]"), std::string::npos);
+  EXPECT_NE(user_error([&] { ops::linear_fp8(ops::Fp8Activation{}, wq); }).find("not a quantize_rows_e4m3 matrix"),
+            std::string::npos);
+  EXPECT_NE(user_error([&] { ops::quantize_activation(Tensor::from_f32({1}, {})); }).find("no feature dimension"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dattn::testing

@@ -56,7 +56,10 @@ struct Fp8Case {
 };
 // Nothing a multiple of 16 (padded in M, N and K), a 3-D input, one row, round sizes, and a Wan-like
 // tile (K = 3072, N = 1536, 100 tokens: the float64 reference stays a second).
-const Fp8Case kCases[] = {{{5, 37}, 19}, {{2, 8, 64}, 48}, {{1, 16}, 16}, {{33, 100}, 7}, {{1, 100, 3072}, 1536}};
+// The 8-wide kernels (bf16/fp16 rows of a multiple of 8, outputs of a multiple of 8) and their fallbacks:
+// K = 24 pads one chunk of 8 zeros, K = 16400 is past the register-held row of the fast quantization.
+const Fp8Case kCases[] = {{{5, 37}, 19},   {{2, 8, 64}, 48},        {{1, 16}, 16}, {{33, 100}, 7},
+                          {{3, 24}, 40},   {{2, 16400}, 8},         {{1, 100, 3072}, 1536}};
 
 TEST(OpsCudaLinearFp8, QuantizedBytesAndScalesMatchTheCpuBitForBit) {
   DATTN_SKIP_WITHOUT_CUDA();
@@ -155,6 +158,45 @@ TEST(OpsCudaLinearFp8, MatchesFloat64OfTheQuantizedValuesAndTheCpuOp) {
           SCOPED_TRACE(trace(dt, seed, case_name(c, with_bias, gelu)));
           expect_fp8_linear_matches(c, dt, with_bias, gelu, rng, op, "fp8 cuda");
         }
+}
+
+TEST(OpsCudaLinearFp8, ASharedQuantizedActivationEqualsEachLinearOfX) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(trace(dt, seed, "[2,9,64] -> 48, 40"));
+    const Tensor x = dev(rows_for({2, 9, 64}, dt, rng));
+    const Fp8Matrix q1 = ops::quantize_rows_e4m3(dev(random_tensor({48, 64}, dt, rng, 0.0f, 0.05f).t));
+    const Fp8Matrix q2 = ops::quantize_rows_e4m3(dev(random_tensor({40, 64}, dt, rng, 0.0f, 0.05f).t));
+    const Tensor bias = dev(random_tensor({48}, dt, rng).t);
+    poison_device_heap();
+    const ops::LinearInput in(x);
+    EXPECT_TRUE(bytes_of(ops::linear_fp8(in.fp8(), q1, bias)) == bytes_of(ops::linear_fp8(x, q1, bias)));
+    EXPECT_TRUE(bytes_of(ops::linear_fp8_gelu_tanh(in.fp8(), q2)) == bytes_of(ops::linear_fp8_gelu_tanh(x, q2)));
+  }
+}
+
+// The fused GELU + requantization kernel (bf16/fp16, widths of a multiple of 8) and its fallback (fp32,
+// odd widths) give the bytes of the unfused CUDA path: the same accumulator, scales, rounding and codes.
+TEST(OpsCudaLinearFp8, TheQuantizedGeluOutputIsTheQuantizationOfTheGeluLinear) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes)
+    for (std::int64_t out : {std::int64_t{40}, std::int64_t{7}, std::int64_t{14336}})
+      for (bool with_bias : {true, false}) {
+        SCOPED_TRACE(trace(dt, seed, "[17,64] -> " + std::to_string(out) + (with_bias ? " bias" : "")));
+        const Tensor x = dev(rows_for({17, 64}, dt, rng));
+        const Fp8Matrix w = ops::quantize_rows_e4m3(dev(random_tensor({out, 64}, dt, rng, 0.0f, 0.05f).t));
+        const Tensor bias = with_bias ? dev(random_tensor({out}, dt, rng).t) : Tensor();
+        poison_device_heap();
+        const ops::Fp8Activation got = ops::linear_fp8_gelu_tanh_quantized(ops::quantize_activation(x), w, bias);
+        const ops::Fp8Activation want = ops::quantize_activation(ops::linear_fp8_gelu_tanh(x, w, bias));
+        ASSERT_EQ(got.shape, want.shape);
+        EXPECT_TRUE(bytes_of(got.rows.values) == bytes_of(want.rows.values)) << "codes differ (padding included)";
+        EXPECT_TRUE(bytes_of(got.rows.scales) == bytes_of(want.rows.scales)) << "scales differ";
+      }
 }
 
 TEST(OpsCudaLinearFp8, KZeroEmptyRowsAndThePlanCacheOfTheBf16Linear) {

@@ -40,6 +40,7 @@ struct GenerateOptions {
   std::optional<double> guidance_scale;
   std::optional<double> flow_shift;
   std::string validate_against;            // a baseline backend: run the request again on it and compare
+  std::string validate_quantization;       // the baseline's --quantization; empty: the run's own
   std::optional<double> validate_min_psnr;  // dB; below it the command exits with kValidationFailed
   int validate_warmup_steps = 1;            // untimed steps per configuration before the timed pair
   bool op_times = false;                    // the ops' time inside each stage group (StageTimer)
@@ -100,6 +101,7 @@ RunRecord run_recorded(Pipeline& pipeline, const GenerationRequest& request, con
     if (stage == "denoising") rec.dit_ms = ms;
   rec.step_ms = result.report.step_ms;
   rec.attention = result.report.attention;
+  rec.quantization = quantization_name(pipeline.options().quantization);
   rec.frames = result.frames;
   if (keep_latents) rec.latents = result.final_latents.to_f64_vector();
   if (full) *full = std::move(result);
@@ -164,6 +166,10 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   check_frame_size(o.output, o.height, o.width);
   if (o.validate_min_psnr && o.validate_against.empty())
     throw UserError("--validate-min-psnr needs --validate-against BACKEND (the run to compare with)");
+  if (!o.validate_quantization.empty() && o.validate_against.empty())
+    throw UserError("--validate-quantization needs --validate-against BACKEND (the run to compare with)");
+  const Quantization baseline_quantization =
+      o.validate_quantization.empty() ? options.quantization : quantization_from_option(o.validate_quantization);
   // The folders are made as `mkdir -p` would once the request is known to be good, then checked: the
   // report is written last, and a run must not end in "cannot write".
   if (root) {
@@ -180,6 +186,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   if (validate) {
     PipelineOptions base_options = options;
     base_options.attention = baseline_settings(o.validate_against);
+    base_options.quantization = baseline_quantization;
     baseline = load_pipeline(model_dir, base_options);
   }
   if (validate && o.validate_warmup_steps > 0) {
@@ -322,6 +329,10 @@ Command add_generate_command(CLI::App& root) {
                   "With --validate-against: exit with status 3 when the video PSNR is below this (dB); the "
                   "output and report are still written")
       ->type_name("DB");
+  app->add_option("--validate-quantization", o->validate_quantization,
+                  "With --validate-against: the baseline's --quantization (none or fp8; default: this run's), "
+                  "e.g. none to measure what --quantization fp8 costs in quality against the bf16 linears")
+      ->type_name("Q");
   app->add_option("--validate-warmup-steps", o->validate_warmup_steps,
                   "With --validate-against: first run each configuration untimed with this many steps, so that "
                   "neither timed run pays one-time set-up (0: no warm-up)")

@@ -38,8 +38,10 @@ nlohmann::json run_json(const RunRecord& r) {
   nlohmann::json attention = nlohmann::json::object();
   for (const auto& a : r.attention) attention[a.role] = a.backend;
   return {{"total_ms", r.total_ms}, {"dit_ms", r.dit_ms}, {"median_step_ms", median_step_ms(r)},
-          {"attention", attention}};
+          {"attention", attention}, {"quantization", r.quantization}};
 }
+
+std::string linears_text(const RunRecord& r) { return r.quantization == "fp8" ? "fp8" : "unquantized"; }
 
 }  // namespace
 
@@ -105,8 +107,8 @@ std::string validation_text(const ValidationResult& v) {
     out << "both after an untimed warm-up of " << v.warmup_steps << " step(s)):\n";
   else
     out << "no warm-up: the first run paid the process's one-time set-up):\n";
-  out << "  this run:  " << backends_text(v.candidate.attention) << "\n";
-  out << "  baseline:  " << backends_text(v.base.attention) << "\n";
+  out << "  this run:  " << backends_text(v.candidate.attention) << "; linears " << linears_text(v.candidate) << "\n";
+  out << "  baseline:  " << backends_text(v.base.attention) << "; linears " << linears_text(v.base) << "\n";
   std::snprintf(buf, sizeof buf, "  end to end     %10.1f ms vs %10.1f ms  (%.2fx)\n", v.candidate.total_ms,
                 v.base.total_ms, ratio(v.base.total_ms, v.candidate.total_ms));
   out << buf;

@@ -19,6 +19,7 @@ struct RunRecord {
   double dit_ms = 0;                 // the "denoising" stage
   std::vector<double> step_ms;       // per denoising step
   std::vector<Resolution> attention;  // the backend each role resolved to
+  std::string quantization = "none";  // the linears: none or fp8
   Tensor frames;                     // [F, H, W, 3] float32 in [0, 1]
   std::vector<double> latents;       // the last step's latents (the DiT's output before the VAE)
 };

@@ -25,8 +25,9 @@ enum : int { kShiftMsa = 0, kScaleMsa, kGateMsa, kShiftMlp, kScaleMlp, kGateMlp 
 void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Linear& wq, const Linear& wk,
                   const Linear& wv, const Tensor& norm_q, const Tensor& norm_k, const RopeTables* rope) {
   const Shape shape{x.dim(0), x.dim(1), joint.q.dim(2), joint.q.dim(3)};
+  const ops::LinearInput in(x);  // FP8: x quantized once for q, k and v
   const auto norm = [&](const Linear& w, const Tensor& gain, const Tensor& out) {
-    const Tensor h = apply(w, x).reshape(shape);
+    const Tensor h = apply(w, in).reshape(shape);
     if (rope)
       ops::rms_norm_rope_interleaved(h, kEps, gain, rope->cos, rope->sin, {out, row});
     else
@@ -35,7 +36,7 @@ void project_into(const Qkv& joint, std::int64_t row, const Tensor& x, const Lin
   norm(wq, norm_q, joint.q);
   norm(wk, norm_k, joint.k);
   const Tensor v = joint.v.reshape({joint.v.dim(0), joint.v.dim(1), joint.v.dim(2) * joint.v.dim(3)});
-  apply_into(wv, x, {v, row});
+  apply_into(wv, in, {v, row});
 }
 
 Qkv empty_qkv(const Shape& shape, const Tensor& like) {
@@ -45,7 +46,7 @@ Qkv empty_qkv(const Shape& shape, const Tensor& like) {
 
 // Tensor parallel: this rank's FFN columns (the GELU is per column), summed over `tp` after `out`.
 Tensor feed_forward(parallel::Communicator* tp, const Tensor& x, const Linear& in, const Linear& out) {
-  return apply_row_parallel(tp, out, apply_gelu_tanh(in, x));
+  return tp ? apply_row_parallel(tp, out, apply_gelu_tanh(in, x)) : apply_feed_forward(in, out, x);
 }
 
 }  // namespace

@@ -12,21 +12,31 @@ Tensor apply(const Linear& layer, const Tensor& x) {
   return layer.fp8.defined() ? ops::linear_fp8(x, layer.fp8, layer.bias) : ops::linear(x, layer.weight, layer.bias);
 }
 
+Tensor apply(const Linear& layer, const ops::LinearInput& x) {
+  return layer.fp8.defined() ? ops::linear_fp8(x.fp8(), layer.fp8, layer.bias)
+                             : ops::linear(x.tensor(), layer.weight, layer.bias);
+}
+
 Tensor apply_gelu_tanh(const Linear& layer, const Tensor& x) {
   return layer.fp8.defined() ? ops::linear_fp8_gelu_tanh(x, layer.fp8, layer.bias)
                              : ops::linear_gelu_tanh(x, layer.weight, layer.bias);
 }
 
-void apply_into(const Linear& layer, const Tensor& x, const ops::RowWindow& into) {
+void apply_into(const Linear& layer, const ops::LinearInput& x, const ops::RowWindow& into) {
   if (layer.fp8.defined())  // the FP8 epilogue writes a fresh tensor: one copy into the rows
-    ops::copy_into(ops::linear_fp8(x, layer.fp8, layer.bias), into);
+    ops::copy_into(ops::linear_fp8(x.fp8(), layer.fp8, layer.bias), into);
   else
-    ops::linear(x, layer.weight, layer.bias, into);
+    ops::linear(x.tensor(), layer.weight, layer.bias, into);
 }
 
 Tensor apply_rows(const Linear& layer, const ops::RowWindow& x_rows, std::int64_t rows) {
   if (layer.fp8.defined()) return ops::linear_fp8(ops::copy_from(x_rows, rows), layer.fp8, layer.bias);
   return ops::linear(x_rows, rows, layer.weight, layer.bias);
+}
+
+Tensor apply_feed_forward(const Linear& in, const Linear& out, const Tensor& x) {
+  if (in.fp8.defined() && out.fp8.defined()) return ops::feed_forward_fp8(x, in.fp8, in.bias, out.fp8, out.bias);
+  return apply(out, apply_gelu_tanh(in, x));
 }
 
 void quantize_fp8(Weights& weights) {

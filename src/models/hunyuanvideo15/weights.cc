@@ -35,7 +35,7 @@ Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& 
       return hunyuanvideo15_tensor_parallel_slice(name, config, tensor_parallel->rank(), tensor_parallel->size());
     };
   const auto t = models::load_params(store, manifest, options);
-  const auto linear = [&](const std::string& n) { return Linear{t.at(n + ".weight"), t.at(n + ".bias")}; };
+  const auto linear = [&](const std::string& n) { return Linear{t.at(n + ".weight"), t.at(n + ".bias"), {}}; };
   const auto norm = [&](const std::string& n) { return Norm{t.at(n + ".weight"), t.at(n + ".bias")}; };
   Weights w;
   w.x_embed = linear("x_embedder.proj");
@@ -89,7 +89,7 @@ Weights load_weights(WeightStore& store, const HunyuanVideo15TransformerConfig& 
   const auto [pt, ph, pw] = config.patch();
   const Linear proj = linear("proj_out");
   w.proj_out = {rows_channel_last(proj.weight, config.out_channels, pt * ph * pw),
-                rows_channel_last(proj.bias, config.out_channels, pt * ph * pw)};
+                rows_channel_last(proj.bias, config.out_channels, pt * ph * pw), {}};
   return w;
 }
 

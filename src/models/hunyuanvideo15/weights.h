@@ -18,8 +18,12 @@ struct Linear {
 
 // linear / linear_gelu_tanh / linear into rows, through the layer's FP8 form when it has one.
 Tensor apply(const Linear& layer, const Tensor& x);
+// The same for an input several linears read (quantized once when they are FP8).
+Tensor apply(const Linear& layer, const ops::LinearInput& x);
 Tensor apply_gelu_tanh(const Linear& layer, const Tensor& x);
-void apply_into(const Linear& layer, const Tensor& x, const ops::RowWindow& into);
+// apply(out, apply_gelu_tanh(in, x)); two FP8 layers pass the hidden activation on quantized.
+Tensor apply_feed_forward(const Linear& in, const Linear& out, const Tensor& x);
+void apply_into(const Linear& layer, const ops::LinearInput& x, const ops::RowWindow& into);
 // The layer over rows [x_rows.row, + rows) of each batch item of x_rows.out (read in place when not FP8).
 Tensor apply_rows(const Linear& layer, const ops::RowWindow& x_rows, std::int64_t rows);
 

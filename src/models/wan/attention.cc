@@ -46,7 +46,11 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
   const std::int64_t b = x.dim(0), s = x.dim(1), l = context.dim(1);
   // The norm runs across heads; the rotary embedding (self-attention) per head, fused with it.
   // Under tensor parallel h holds this rank's heads and the norm's sums of squares cover every rank's.
-  const auto norm = [&](const Tensor& in, const Linear& proj, const Tensor& gain, std::int64_t len) {
+  // Self-attention reads x three times: an FP8 run quantizes it once.
+  const ops::LinearInput x_in(x), context_in(context);
+  const bool self = context.data() == x.data() && context.shape() == x.shape();
+  const ops::LinearInput& kv_in = self ? x_in : context_in;
+  const auto norm = [&](const ops::LinearInput& in, const Linear& proj, const Tensor& gain, std::int64_t len) {
     const Tensor h = apply(proj, in);
     const Shape heads{b, len, heads_, head_dim_}, row{b, len, 1, heads_ * head_dim_};
     if (tp_) {
@@ -57,9 +61,9 @@ Tensor Attention::forward(const AttentionWeights& w, const Tensor& x, const Tens
     if (!rope) return ops::rms_norm(h, eps_, gain).reshape(heads);
     return ops::rms_norm_rope_interleaved(h.reshape(row), eps_, gain, rope->cos, rope->sin).reshape(heads);
   };
-  Tensor q = norm(x, w.to_q, w.norm_q, s);
-  Tensor k = norm(context, w.to_k, w.norm_k, l);
-  Tensor v = apply(w.to_v, context).reshape({b, l, heads_, head_dim_});
+  Tensor q = norm(x_in, w.to_q, w.norm_q, s);
+  Tensor k = norm(kv_in, w.to_k, w.norm_k, l);
+  Tensor v = apply(w.to_v, kv_in).reshape({b, l, heads_, head_dim_});
   // Ulysses: this rank's tokens of every head -> every token of this rank's heads. The norm across heads
   // and the rotary embedding ran per token above, before the exchange.
   const std::int64_t ranks = ulysses_ ? ulysses_->size() : 1, heads = heads_ / ranks;

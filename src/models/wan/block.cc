@@ -47,7 +47,8 @@ Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text
   hidden = r.residual;
   h = r.normed;
   // Tensor parallel: this rank's FFN columns (the GELU is per column), summed over the group after ffn_out.
-  Tensor ff = apply_row_parallel(tp_.get(), w.ffn_out, apply_gelu_tanh(w.ffn_in, h));
+  Tensor ff = tp_ ? apply_row_parallel(tp_.get(), w.ffn_out, apply_gelu_tanh(w.ffn_in, h))
+                 : apply_feed_forward(w.ffn_in, w.ffn_out, h);
   capture(prefix_ + ".ffn.out", ff);
   hidden = ops::gated_residual(hidden, ff, mod, kGateFfn);
   capture(prefix_ + ".out", hidden);

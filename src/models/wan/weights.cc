@@ -22,7 +22,7 @@ Weights load_weights(WeightStore& store, const WanTransformerConfig& config, DTy
       return wan_tensor_parallel_slice(name, config, tensor_parallel->rank(), tensor_parallel->size());
     };
   const auto t = models::load_params(store, manifest, options);
-  const auto linear = [&](const std::string& name) { return Linear{t.at(name + ".weight"), t.at(name + ".bias")}; };
+  const auto linear = [&](const std::string& name) { return Linear{t.at(name + ".weight"), t.at(name + ".bias"), {}}; };
   const auto attention = [&](const std::string& name) {
     return AttentionWeights{linear(name + ".to_q"), linear(name + ".to_k"), linear(name + ".to_v"),
                             linear(name + ".to_out.0"), t.at(name + ".norm_q.weight"), t.at(name + ".norm_k.weight")};

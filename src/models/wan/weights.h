@@ -19,7 +19,11 @@ struct Linear {
 
 // linear / linear_gelu_tanh through the layer's FP8 form when it has one.
 Tensor apply(const Linear& layer, const Tensor& x);
+// The same for an input several linears read (quantized once when they are FP8).
+Tensor apply(const Linear& layer, const ops::LinearInput& x);
 Tensor apply_gelu_tanh(const Linear& layer, const Tensor& x);
+// apply(out, apply_gelu_tanh(in, x)); two FP8 layers pass the hidden activation on quantized.
+Tensor apply_feed_forward(const Linear& in, const Linear& out, const Tensor& x);
 
 struct AttentionWeights {
   Linear to_q, to_k, to_v, to_out;

@@ -74,14 +74,14 @@ Fp8Matrix quantize_rows_e4m3(const Tensor& x) {
   return m;
 }
 
-Tensor linear_fp8(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu) {
+Tensor linear_fp8(const Fp8Activation& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu) {
   const std::int64_t out = weight.rows, in = weight.cols;
-  Shape shape = x.shape();
+  Shape shape = x.shape;
   shape.back() = out;
-  Tensor y = Tensor::empty(shape, x.dtype());
-  const std::int64_t rows = out ? y.numel() / out : 0;
+  Tensor y = Tensor::empty(shape, x.dtype);
+  const std::int64_t rows = x.rows.rows;
   if (y.numel() == 0) return y;
-  const Fp8Matrix xq = quantize_rows_e4m3(x.reshape({rows, in}));
+  const Fp8Matrix& xq = x.rows;
   const std::int64_t kp = fp8_padded(in);
   const std::vector<float> xf = widen(xq, rows), wf = widen(weight, out);
   std::vector<float> acc(static_cast<std::size_t>(rows * out));
@@ -92,10 +92,13 @@ Tensor linear_fp8(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, 
   const float* sw = weight.scales.data_as<float>();
   F32Sink ys(y);
   float* yo = ys.data();
+  // As on CUDA, a bf16 output takes the accumulator rounded to bf16 first (the GEMM's D is bf16 there).
+  const bool bf16_acc = x.dtype == DType::BF16;
 #pragma omp parallel for schedule(static)
   for (std::int64_t m = 0; m < rows; ++m)
     for (std::int64_t n = 0; n < out; ++n) {
-      const float v = std::fma(acc[m * out + n], sx[m] * sw[n], b ? b[n] : 0.0f);
+      const float a = bf16_acc ? bf16_to_f32(f32_to_bf16(acc[m * out + n])) : acc[m * out + n];
+      const float v = std::fma(a, sx[m] * sw[n], b ? b[n] : 0.0f);
       yo[m * out + n] = gelu ? gelu_tanh_f(v) : v;
     }
   ys.finish();

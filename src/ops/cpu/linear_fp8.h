@@ -6,6 +6,6 @@
 namespace dattn::ops::cpu {
 
 Fp8Matrix quantize_rows_e4m3(const Tensor& x);
-Tensor linear_fp8(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu);
+Tensor linear_fp8(const Fp8Activation& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu);
 
 }  // namespace dattn::ops::cpu

@@ -1,8 +1,11 @@
 // linear_fp8 on CUDA (ops/linear_fp8.h): x quantized per token (quantize_e4m3.cu), one cuBLASLt FP8 GEMM
-// (e4m3 x e4m3, float32 accumulation and float32 D, per-tensor scales left at 1), then one kernel applying
-// y = fma(acc, sx[m] * sw[n], bias[n]) (and GELU) and rounding once to x's dtype. It costs writing and
-// reading the float32 accumulator (docs/fp8.md). cuBLASLt's outer-vector scales in the epilogue were
-// measured slower on the H200 and declined some shapes: removed (bench/results/2026-12-02-h200-wan-forward-fp8-epilogue.md).
+// (e4m3 x e4m3, float32 accumulation, D in bf16 for a bf16 output else float32, per-tensor scales left
+// at 1; the probe bench/fp8_gemm_modes.cu says which forms the GPU takes and how fast), then one kernel applying
+// y = fma(acc, sx[m] * sw[n], bias[n]) (and GELU) and rounding once to x's dtype (8 columns per thread
+// with 16-byte accesses where the widths allow). The activation may come quantized already
+// (Fp8Activation: q, k and v of one input share it). It costs writing and reading the accumulator
+// (docs/fp8.md). cuBLASLt's outer-vector scales in the epilogue were measured slower on the
+// H200 and declined some shapes: removed (bench/notes/fp8_epilogue.md).
 //
 // cuBLASLt's FP8 kernels take only the "TN" form: row-major Y = X Wᵀ is column-major Yᵀ = W'ᵀ X' with
 // A = W (e4m3, [Kp, Np] column-major, transposed), B = X (e4m3, [Kp, Mp], not transposed), D [Np, Mp].
@@ -12,7 +15,9 @@
 // The cuBLASLt handle, its 32 MB workspace and the plans are this file's own run-context extension, apart
 // from the bf16 linear's (linear.cu), whose plan cache is left exactly as it was.
 #include <cublasLt.h>
+#include <cuda_fp8.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -37,7 +42,8 @@ constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 // Padded dimensions; every operand comes from Tensor::empty (256-byte aligned), so no alignment field.
 struct Key {
   i64 mp, np, kp;
-  bool operator<(const Key& o) const { return std::tie(mp, np, kp) < std::tie(o.mp, o.np, o.kp); }
+  bool bf16_d;  // D in bf16 (for bf16 outputs) or float32
+  bool operator<(const Key& o) const { return std::tie(mp, np, kp, bf16_d) < std::tie(o.mp, o.np, o.kp, o.bf16_d); }
 };
 
 struct Plan {
@@ -88,7 +94,7 @@ std::unique_ptr<Plan> make_plan(Lt8& s, const Key& key) {
   // cuBLASLt then promotes the partial sums to float32 regularly; fast accumulation would skip that.
   DATTN_LT8(cublasLtMatrixLayoutCreate(&p->a, CUDA_R_8F_E4M3, key.kp, key.np, key.kp));
   DATTN_LT8(cublasLtMatrixLayoutCreate(&p->b, CUDA_R_8F_E4M3, key.kp, key.mp, key.kp));
-  DATTN_LT8(cublasLtMatrixLayoutCreate(&p->d, CUDA_R_32F, key.np, key.mp, key.np));
+  DATTN_LT8(cublasLtMatrixLayoutCreate(&p->d, key.bf16_d ? CUDA_R_16BF : CUDA_R_32F, key.np, key.mp, key.np));
   cublasLtMatmulPreference_t pref = nullptr;
   DATTN_LT8(cublasLtMatmulPreferenceCreate(&pref));
   const std::uint64_t ws = kWorkspaceBytes;
@@ -106,10 +112,10 @@ std::unique_ptr<Plan> make_plan(Lt8& s, const Key& key) {
   return p;
 }
 
-// D [Mp, Np] (row-major, float32) = Xq [Mp, Kp] · Wqᵀ.
-void gemm_fp8(const void* xq, const void* wq, float* d, i64 mp, i64 np, i64 kp) {
+// D [Mp, Np] (row-major, float32 or bf16) = Xq [Mp, Kp] · Wqᵀ.
+void gemm_fp8(const void* xq, const void* wq, void* d, bool bf16_d, i64 mp, i64 np, i64 kp) {
   Lt8& s = lt8();
-  const Key key{mp, np, kp};
+  const Key key{mp, np, kp, bf16_d};
   const std::lock_guard<std::mutex> lock(s.mutex);
   auto it = s.plans.find(key);
   if (it == s.plans.end()) it = s.plans.emplace(key, make_plan(s, key)).first;
@@ -126,9 +132,9 @@ __device__ __forceinline__ float gelu_tanh_f(float x) {
   return x / (1.0f + expf(-2.0f * u));
 }
 
-// y[m, n] for m < rows, n < n_out from the padded accumulator (row stride np). Block x: 4 columns per
-// thread (np is a multiple of 16, so the float4 loads are aligned); grid y strides over the rows.
-__global__ void scale_kernel(const float* acc, i64 rows, i64 n_out, i64 np, const float* sx, const float* sw,
+// y[m, n] for m < rows, n < n_out from the padded accumulator (row stride np, float32 or bf16). Block x:
+// 4 columns per thread; grid y strides over the rows. For any n_out and dtype; scale8_kernel is the fast form.
+__global__ void scale_kernel(const void* acc, Elt ae, i64 rows, i64 n_out, i64 np, const float* sx, const float* sw,
                              const void* bias, Elt be, bool gelu, void* y, Elt ye) {
   const i64 n0 = (i64{blockIdx.x} * blockDim.x + threadIdx.x) * 4;
   if (n0 >= n_out) return;
@@ -140,44 +146,183 @@ __global__ void scale_kernel(const float* acc, i64 rows, i64 n_out, i64 np, cons
     b[j] = in && bias ? load1(bias, be, n0 + j) : 0.0f;
   }
   for (i64 m = blockIdx.y; m < rows; m += gridDim.y) {
-    const float4 a = *reinterpret_cast<const float4*>(acc + m * np + n0);
-    const float av[4] = {a.x, a.y, a.z, a.w};
     const float s = sx[m];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       if (n0 + j >= n_out) break;
-      float v = fmaf(av[j], __fmul_rn(s, w[j]), b[j]);
+      float v = fmaf(load1(acc, ae, m * np + n0 + j), __fmul_rn(s, w[j]), b[j]);
       if (gelu) v = gelu_tanh_f(v);
       store1(y, ye, m * n_out + n0 + j, v);
     }
   }
 }
 
+// The same arithmetic 8 columns per thread with 16-byte loads and stores: n_out a multiple of 8, y (and
+// a bias) 16-byte aligned. Thread t of the grid-stride loop takes chunk t % chunks of row t / chunks.
+template <bool Gelu>
+__global__ void scale8_kernel(const void* acc, Elt ae, i64 rows, i64 n_out, i64 np, const float* sx, const float* sw,
+                              const void* bias, Elt be, bool bias_vec, void* y, Elt ye) {
+  const i64 chunks = n_out / 8, total = rows * chunks;
+  for (i64 t = i64{blockIdx.x} * blockDim.x + threadIdx.x; t < total; t += i64{gridDim.x} * blockDim.x) {
+    const i64 m = t / chunks, n0 = (t % chunks) * 8;
+    float a[8], w[8], b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    load8<true>(acc, ae, m * np + n0, a);  // the accumulator is read once: evict first
+    load8(sw, Elt::F32, n0, w);
+    if (bias) {
+      if (bias_vec) {
+        load8(bias, be, n0, b);
+      } else {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) b[j] = load1(bias, be, n0 + j);
+      }
+    }
+    const float s = sx[m];
+    float v[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      v[j] = fmaf(a[j], __fmul_rn(s, w[j]), b[j]);
+      if (Gelu) v[j] = gelu_tanh_f(v[j]);
+    }
+    store8(y, ye, m * n_out + n0, v);
+  }
+}
+
+void apply_scales(const void* acc, Elt ae, i64 rows, i64 n_out, i64 np, const float* sx, const float* sw, const Tensor& bias,
+                  bool gelu, Tensor& y, cudaStream_t stream) {
+  const void* b = bias.defined() ? bias.data() : nullptr;
+  const Elt be = bias.defined() ? elt_of(bias.dtype()) : Elt::F32;
+  const Elt ye = elt_of(y.dtype());
+  if (n_out % 8 == 0 && can_vec8(y.data(), y.dtype())) {
+    const bool bias_vec = b && can_vec8(b, bias.dtype());
+    constexpr int kThreads = 256;
+    constexpr i64 kMaxBlocks = 4096;  // a few waves on any GPU; the loop strides over the rest
+    const i64 total = rows * (n_out / 8);
+    const unsigned blocks = static_cast<unsigned>(std::min<i64>((total + kThreads - 1) / kThreads, kMaxBlocks));
+    if (gelu)
+      scale8_kernel<true><<<blocks, kThreads, 0, stream>>>(acc, ae, rows, n_out, np, sx, sw, b, be, bias_vec, y.data(), ye);
+    else
+      scale8_kernel<false><<<blocks, kThreads, 0, stream>>>(acc, ae, rows, n_out, np, sx, sw, b, be, bias_vec, y.data(), ye);
+    return;
+  }
+  constexpr int kThreads = 128;
+  const i64 col_blocks = (n_out + 4 * kThreads - 1) / (4 * kThreads);
+  const dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(rows < 65535 ? rows : 65535));
+  scale_kernel<<<grid, kThreads, 0, stream>>>(acc, ae, rows, n_out, np, sx, sw, b, be, gelu, y.data(), ye);
+}
+
+// linear_fp8_gelu_tanh's output quantized for the next FP8 linear without writing it: one block per row,
+// each thread holding up to kChunks chunks of 8 in registers; the output is rounded to its dtype before
+// its amax and its division, so the codes and scales are those of quantize_rows_e4m3 on the bf16/fp16
+// output. Rows >= rows and columns >= n_out of the padded result are zeros.
+template <int kChunks, int kThreads>
+__global__ void __launch_bounds__(kThreads, 2) gelu_requantize8_kernel(const void* acc, Elt ae, i64 rows, i64 n_out, i64 np, i64 padded_rows,
+                                        const float* sx, const float* sw, const void* bias, Elt be, Elt ye,
+                                        std::uint8_t* q, float* scales) {
+  __shared__ float scratch[32];
+  const i64 chunks = n_out / 8, padded_chunks = np / 8;
+  for (i64 r = blockIdx.x; r < padded_rows; r += gridDim.x) {
+    uint2* qr = reinterpret_cast<uint2*>(q + r * np);
+    if (r >= rows) {
+      for (i64 c = threadIdx.x; c < padded_chunks; c += blockDim.x) qr[c] = make_uint2(0, 0);
+      continue;  // uniform over the block
+    }
+    const float s = sx[r];
+    uint4 held[kChunks];  // the outputs in their dtype: exact, and a quarter of the registers of floats
+    float amax = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
+      const i64 c = threadIdx.x + i64{j} * blockDim.x;
+      if (c >= chunks) continue;
+      float a[8], w[8], b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      load8<true>(acc, ae, r * np + c * 8, a);
+      load8(sw, Elt::F32, c * 8, w);
+      if (bias) load8(bias, be, c * 8, b);
+      float y[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) y[i] = gelu_tanh_f(fmaf(a[i], __fmul_rn(s, w[i]), b[i]));
+      held[j] = pack8(ye, y);
+      unpack8(held[j], ye, y);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) amax = fmaxf(amax, fabsf(y[i]));
+    }
+    amax = block_max(amax, scratch);
+    const float qs = amax == 0.0f ? 1.0f : __fdiv_rn(amax, 448.0f);
+    if (threadIdx.x == 0) scales[r] = qs;
+#pragma unroll
+    for (int j = 0; j < kChunks; ++j) {
+      const i64 c = threadIdx.x + i64{j} * blockDim.x;
+      if (c >= chunks) continue;
+      float y[8];
+      unpack8(held[j], ye, y);
+      std::uint32_t w[2] = {0, 0};
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+        w[i / 4] |= std::uint32_t{__nv_cvt_float_to_fp8(__fdiv_rn(y[i], qs), __NV_SATFINITE, __NV_E4M3)}
+                    << (8 * (i % 4));
+      qr[c] = make_uint2(w[0], w[1]);
+    }
+    for (i64 c = chunks + threadIdx.x; c < padded_chunks; c += blockDim.x) qr[c] = make_uint2(0, 0);
+  }
+}
+
+constexpr int kRequantizeThreads = 512, kRequantizeChunks = 4;  // outputs up to 16384 wide
+
+// acc [fp8_padded(rows), fp8_padded(out)] = x's codes times the weight's, in bf16 for a bf16 output (half
+// the bytes written and read again; ops/linear_fp8.h) else float32.
+Tensor accumulate(const Fp8Activation& x, const Fp8Matrix& weight) {
+  const i64 mp = fp8_padded(x.rows.rows), np = fp8_padded(weight.rows), kp = fp8_padded(weight.cols);
+  const bool bf16_d = x.dtype == DType::BF16;
+  Tensor acc = Tensor::empty({mp, np}, bf16_d ? DType::BF16 : DType::F32, Device::CUDA);
+  if (kp == 0)  // an empty sum (cuBLASLt does not take K = 0)
+    DATTN_CUDA_CHECK(cudaMemsetAsync(acc.data(), 0, acc.numel() * dtype_size(acc.dtype()), current_stream()));
+  else
+    gemm_fp8(x.rows.values.data(), weight.values.data(), acc.data(), bf16_d, mp, np, kp);
+  return acc;
+}
+
 }  // namespace
 
-Tensor linear_fp8(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu) {
-  const i64 out = weight.rows, in = weight.cols;
-  Shape shape = x.shape();
+Tensor linear_fp8(const Fp8Activation& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu) {
+  const i64 out = weight.rows;
+  Shape shape = x.shape;
   shape.back() = out;
-  Tensor y = Tensor::empty(shape, x.dtype(), Device::CUDA);
-  const i64 rows = shape_numel(Shape(x.shape().begin(), x.shape().end() - 1));
+  Tensor y = Tensor::empty(shape, x.dtype, Device::CUDA);
+  const i64 rows = x.rows.rows;
   if (rows == 0 || out == 0) return y;
-  const Fp8Matrix xq = quantize_rows_e4m3(x.reshape({rows, in}));
-  const i64 mp = fp8_padded(rows), np = fp8_padded(out), kp = fp8_padded(in);
-  Tensor acc = Tensor::empty({mp, np}, DType::F32, Device::CUDA);
-  const cudaStream_t stream = current_stream();
-  if (kp == 0)  // an empty sum (cuBLASLt does not take K = 0)
-    DATTN_CUDA_CHECK(cudaMemsetAsync(acc.data(), 0, acc.numel() * sizeof(float), stream));
-  else
-    gemm_fp8(xq.values.data(), weight.values.data(), acc.data_as<float>(), mp, np, kp);
-  constexpr int kThreads = 128;
-  const i64 col_blocks = (out + 4 * kThreads - 1) / (4 * kThreads);
-  const dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(rows < 65535 ? rows : 65535));
-  scale_kernel<<<grid, kThreads, 0, stream>>>(acc.data_as<float>(), rows, out, np, xq.scales.data_as<float>(),
-                                              weight.scales.data_as<float>(), bias.defined() ? bias.data() : nullptr,
-                                              bias.defined() ? elt_of(bias.dtype()) : Elt::F32, gelu, y.data(),
-                                              elt_of(y.dtype()));
+  const Tensor acc = accumulate(x, weight);
+  apply_scales(acc.data(), elt_of(acc.dtype()), rows, out, acc.dim(1), x.rows.scales.data_as<float>(),
+               weight.scales.data_as<float>(), bias, gelu, y, current_stream());
   check_launch("linear_fp8");
+  return y;
+}
+
+Fp8Activation linear_fp8_gelu_tanh_quantized(const Fp8Activation& x, const Fp8Matrix& weight, const Tensor& bias) {
+  const i64 out = weight.rows, rows = x.rows.rows;
+  const bool fused = (x.dtype == DType::BF16 || x.dtype == DType::F16) && out % 8 == 0 && out > 0 &&
+                     out <= i64{8} * kRequantizeChunks * kRequantizeThreads &&
+                     (!bias.defined() || can_vec8(bias.data(), bias.dtype()));
+  if (!fused) {
+    const Tensor h = linear_fp8(x, weight, bias, true);
+    return Fp8Activation{quantize_rows_e4m3(h), h.shape(), h.dtype()};
+  }
+  Fp8Activation y;
+  y.shape = x.shape;
+  y.shape.back() = out;
+  y.dtype = x.dtype;
+  const i64 rp = fp8_padded(rows), np = fp8_padded(out);
+  y.rows.rows = rows;
+  y.rows.cols = out;
+  y.rows.values = Tensor::empty({rp, np}, DType::FP8_E4M3, Device::CUDA);
+  y.rows.scales = Tensor::empty({rows}, DType::F32, Device::CUDA);
+  if (rp == 0) return y;
+  const Tensor acc = accumulate(x, weight);
+  const unsigned blocks = static_cast<unsigned>(rp < 65535 * 16 ? rp : 65535 * 16);
+  gelu_requantize8_kernel<kRequantizeChunks, kRequantizeThreads><<<blocks, kRequantizeThreads, 0, current_stream()>>>(
+      acc.data(), elt_of(acc.dtype()), rows, out, np, rp, x.rows.scales.data_as<float>(),
+      weight.scales.data_as<float>(), bias.defined() ? bias.data() : nullptr,
+      bias.defined() ? elt_of(bias.dtype()) : Elt::F32, elt_of(x.dtype), y.rows.values.data_as<std::uint8_t>(),
+      y.rows.scales.data_as<float>());
+  check_launch("linear_fp8_gelu_tanh_quantized");
   return y;
 }
 

@@ -6,6 +6,7 @@
 namespace dattn::ops::cuda {
 
 Fp8Matrix quantize_rows_e4m3(const Tensor& x);
-Tensor linear_fp8(const Tensor& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu);
+Tensor linear_fp8(const Fp8Activation& x, const Fp8Matrix& weight, const Tensor& bias, bool gelu);
+Fp8Activation linear_fp8_gelu_tanh_quantized(const Fp8Activation& x, const Fp8Matrix& weight, const Tensor& bias);
 
 }  // namespace dattn::ops::cuda
