@@ -30,6 +30,7 @@
 #include "dattn/core/run_context.h"
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/cublaslt_check.cuh"
+#include "ops/cuda/e4m3_row.cuh"
 #include "ops/cuda/linear_fp8.h"
 
 namespace dattn::ops::cuda {
@@ -223,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, 2) gelu_requantize8_kernel(const voi
   for (i64 r = blockIdx.x; r < padded_rows; r += gridDim.x) {
     uint2* qr = reinterpret_cast<uint2*>(q + r * np);
     if (r >= rows) {
-      for (i64 c = threadIdx.x; c < padded_chunks; c += blockDim.x) qr[c] = make_uint2(0, 0);
+      zero_e4m3_row(padded_chunks, qr);
       continue;  // uniform over the block
     }
     const float s = sx[r];
@@ -241,27 +242,9 @@ __global__ void __launch_bounds__(kThreads, 2) gelu_requantize8_kernel(const voi
 #pragma unroll
       for (int i = 0; i < 8; ++i) y[i] = gelu_tanh_f(fmaf(a[i], __fmul_rn(s, w[i]), b[i]));
       held[j] = pack8(ye, y);
-      unpack8(held[j], ye, y);
-#pragma unroll
-      for (int i = 0; i < 8; ++i) amax = fmaxf(amax, fabsf(y[i]));
+      amax = amax8(held[j], ye, amax);
     }
-    amax = block_max(amax, scratch);
-    const float qs = amax == 0.0f ? 1.0f : __fdiv_rn(amax, 448.0f);
-    if (threadIdx.x == 0) scales[r] = qs;
-#pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      const i64 c = threadIdx.x + i64{j} * blockDim.x;
-      if (c >= chunks) continue;
-      float y[8];
-      unpack8(held[j], ye, y);
-      std::uint32_t w[2] = {0, 0};
-#pragma unroll
-      for (int i = 0; i < 8; ++i)
-        w[i / 4] |= std::uint32_t{__nv_cvt_float_to_fp8(__fdiv_rn(y[i], qs), __NV_SATFINITE, __NV_E4M3)}
-                    << (8 * (i % 4));
-      qr[c] = make_uint2(w[0], w[1]);
-    }
-    for (i64 c = chunks + threadIdx.x; c < padded_chunks; c += blockDim.x) qr[c] = make_uint2(0, 0);
+    write_e4m3_row(held, ye, amax, chunks, padded_chunks, qr, scales + r, scratch);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/cuda/common.cuh"
+#include "ops/cuda/e4m3_row.cuh"
 #include "ops/cuda/linear_fp8.h"
 
 namespace dattn::ops::cuda {
@@ -48,43 +49,21 @@ __global__ void quantize_rows8_kernel(const void* x, Elt e, i64 rows, i64 k, i64
   for (i64 r = blockIdx.x; r < padded_rows; r += gridDim.x) {
     uint2* qr = reinterpret_cast<uint2*>(q + r * padded_k);
     if (r >= rows) {
-      for (i64 c = threadIdx.x; c < padded_chunks; c += blockDim.x) qr[c] = make_uint2(0, 0);
+      zero_e4m3_row(padded_chunks, qr);
       continue;  // uniform over the block
     }
     const uint4* xr = reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(x) + r * k);
-    uint4 raw[kChunks];
+    uint4 held[kChunks];
     float amax = 0.0f;
 #pragma unroll
     for (int j = 0; j < kChunks; ++j) {
       const i64 c = threadIdx.x + i64{j} * blockDim.x;
       if (c < chunks) {
-        raw[j] = __ldcs(xr + c);  // read once
-        float v[8];
-        unpack8(raw[j], e, v);
-#pragma unroll
-        for (int i = 0; i < 8; ++i) amax = fmaxf(amax, fabsf(v[i]));
+        held[j] = __ldcs(xr + c);  // read once
+        amax = amax8(held[j], e, amax);
       }
     }
-    amax = block_max(amax, scratch);
-    const float s = amax == 0.0f ? 1.0f : __fdiv_rn(amax, 448.0f);
-    if (threadIdx.x == 0) scales[r] = s;
-#pragma unroll
-    for (int j = 0; j < kChunks; ++j) {
-      const i64 c = threadIdx.x + i64{j} * blockDim.x;
-      if (c < chunks) {
-        float v[8];
-        unpack8(raw[j], e, v);
-        std::uint32_t w[2] = {0, 0};
-#pragma unroll
-        for (int i = 0; i < 8; ++i) {
-          const std::uint32_t code =
-              __nv_cvt_float_to_fp8(__fdiv_rn(v[i], s), __NV_SATFINITE, __NV_E4M3);
-          w[i / 4] |= code << (8 * (i % 4));
-        }
-        qr[c] = make_uint2(w[0], w[1]);
-      }
-    }
-    for (i64 c = chunks + threadIdx.x; c < padded_chunks; c += blockDim.x) qr[c] = make_uint2(0, 0);
+    write_e4m3_row(held, e, amax, chunks, padded_chunks, qr, scales + r, scratch);
   }
 }
 
