@@ -18,9 +18,9 @@
 // the row's scale Inf (Inf / Inf is NaN), so a row holding any NaN or Inf gives a NaN output row; rows
 // without one are unaffected. The bf16 linear gives NaN (or Inf) in the same rows.
 //
-// Why scales after the GEMM: cuBLASLt on sm_90 applies FP8 scales per tensor only (per-row/column
-// "outer vector" scale modes need newer GPUs), and a per-token scale cannot be folded into the e4m3
-// operands. So CUDA writes the accumulator and one kernel applies both scales, the bias and optionally
+// Why scales after the GEMM: cuBLASLt on sm_90 applies FP8 scales per tensor (its per-channel alpha
+// vector is refused for FP8; the "outer vector" scale mode was measured slower, docs/fp8.md), and a
+// per-token scale cannot be folded into the e4m3 operands. So CUDA writes the accumulator and one kernel applies both scales, the bias and optionally
 // GELU, rounding once to the output dtype (docs/fp8.md).
 #include <cstdint>
 #include <optional>
