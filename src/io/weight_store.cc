@@ -84,7 +84,7 @@ WeightStore::WeightStore(const std::string& dir) {
 
 WeightStore::WeightStore(const std::vector<std::string>& files) {
   for (std::size_t i = 0; i < files.size(); ++i) {
-    files_.push_back(std::make_unique<SafetensorsFile>(files[i]));
+    files_.push_back(std::make_shared<const SafetensorsFile>(files[i]));
     for (const auto& [name, info] : files_.back()->tensors()) {
       (void)info;
       index_.emplace_back(name, i);
@@ -206,6 +206,16 @@ Tensor WeightStore::host_view(const std::string& name, const Shape& expected_sha
   const auto dtype = storage_dtype(info.dtype);
   if (!dtype) return tensor_from_safetensors(file, name, DType::F32);  // throws the dtype error
   return Tensor::wrap_host(file.data(name), info.shape, *dtype);
+}
+
+Tensor WeightStore::take_mapped(const std::string& name, DType dtype, const Shape& expected_shape) {
+  const SafetensorsFile& file = file_of(name);
+  const TensorInfo& info = checked_info(file, name, expected_shape);
+  const auto stored = storage_dtype(info.dtype);
+  if (!stored || *stored != dtype) return take(name, dtype, Device::CPU, expected_shape);
+  used_.insert(name);
+  const auto it = std::lower_bound(index_.begin(), index_.end(), std::make_pair(name, std::size_t{0}));
+  return Tensor::wrap_host(file.data(name), info.shape, dtype, files_[it->second]);
 }
 
 std::vector<std::string> WeightStore::unused() const {

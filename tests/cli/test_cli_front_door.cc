@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -150,6 +151,27 @@ TEST_F(CliFrontDoor, DeviceAndDtypeDefaultToAuto) {
                     "--device 'tpu': expected auto, cpu or cuda");
   expect_user_error(run_dattn(generate_args(model, path("v.safetensors"), "--dtype fp8")),
                     "--dtype 'fp8': expected auto, fp32, bf16 or fp16");
+}
+
+// --load-ahead on (the CPU too): the transformer and the VAE load beside the earlier stages, the summary
+// lists them with their own time, the JSON report carries them, and the video is the bytes of a run
+// without (off). A value that is not auto, on or off is refused before any work.
+TEST_F(CliFrontDoor, LoadAheadListsTheLoadsThatRanBesideAndChangesNoByte) {
+  const std::string model = golden("wan_tiny/pipeline");
+  const CliResult on = run_dattn(generate_args(model, path("on.safetensors"),
+                                               "--device cpu --load-ahead on --report " + shell_quote(path("on.json"))));
+  ASSERT_EQ(on.status, 0) << on.err;
+  EXPECT_NE(on.out.find("loaded beside other stages (their own time):\n  load transformer"), std::string::npos) << on.out;
+  const nlohmann::json report = nlohmann::json::parse(std::ifstream(path("on.json")));
+  ASSERT_EQ(report.at("loaded_ahead").size(), 2u) << report.dump();
+  EXPECT_EQ(report.at("loaded_ahead")[1].at("stage"), "load vae");
+  const CliResult off = run_dattn(generate_args(model, path("off.safetensors"), "--device cpu --load-ahead off"));
+  ASSERT_EQ(off.status, 0) << off.err;
+  EXPECT_EQ(off.out.find("loaded beside"), std::string::npos) << off.out;
+  std::ifstream a(path("on.safetensors"), std::ios::binary), b(path("off.safetensors"), std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(a), {}), std::string(std::istreambuf_iterator<char>(b), {}));
+  expect_user_error(run_dattn(generate_args(model, path("v.safetensors"), "--load-ahead soon")),
+                    "--load-ahead 'soon': expected auto, on or off");
 }
 
 // The seed's command shape on the dtype a GPU's auto gives: SAGE_ATTN from the environment runs.

@@ -220,6 +220,29 @@ TEST_F(SafetensorsTest, HostTakeOfALargeTensorIsTheFilesBytes) {
   EXPECT_EQ(std::memcmp(t.data(), bytes.data(), bytes.size()), 0);
 }
 
+// WeightStore::take_mapped: in the stored dtype a view into the mapping that keeps the file mapped after
+// the store is gone (no copy: its data points into the file's mapping, not at a fresh buffer); in another
+// dtype take()'s converted copy. Shape checked, name used, either way.
+TEST_F(SafetensorsTest, TakeMappedViewsTheFileInItsDtypeAndConvertsOtherwise) {
+  const std::vector<float> w = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, -0.5f};
+  const std::string p = file("mapped.safetensors");
+  write_safetensors(p, {{"w", "F32", {2, 3}, bytes_of(w)}, {"v", "F32", {3}, bytes_of(std::vector<float>{1, 2, 3})}});
+  Tensor view, copy, twice;
+  {
+    WeightStore store(std::vector<std::string>{p});
+    view = store.take_mapped("w", DType::F32, {2, 3});
+    twice = store.take_mapped("w", DType::F32, {2, 3});
+    EXPECT_EQ(view.data(), twice.data());  // both point into the one mapping
+    EXPECT_THROW(store.take_mapped("v", DType::F32, {4}), UserError);
+    copy = store.take_mapped("v", DType::BF16, {3});
+    EXPECT_TRUE(store.unused().empty());
+  }
+  EXPECT_EQ(view.dtype(), DType::F32);
+  EXPECT_EQ(view.to_f32_vector(), w);  // read after the store is gone: the view kept the file mapped
+  EXPECT_EQ(copy.dtype(), DType::BF16);
+  EXPECT_EQ(copy.to_f32_vector(), (std::vector<float>{1, 2, 3}));
+}
+
 // WeightStore::take of a slice (tensor parallel's shards): the rows or columns asked for, converted as a
 // whole take is, the whole tensor's shape checked, the name marked used; a slice outside is refused.
 TEST_F(SafetensorsTest, TakeOfASliceIsThoseRowsOrColumns) {

@@ -34,6 +34,7 @@ namespace {
 struct GenerateOptions {
   std::string model, revision, prompt, negative_prompt, output, initial_latents, report;
   std::string device = "auto", dtype = "auto", vae_dtype = "auto", quantization = "none", guidance;
+  std::string load_ahead = "auto";
   std::int64_t height = 0, width = 0, num_frames = 0;
   int steps = 0, fps = 16;
   std::uint64_t seed = 0;
@@ -46,6 +47,13 @@ struct GenerateOptions {
   bool op_times = false;                    // the ops' time inside each stage group (StageTimer)
   ParallelFlags parallel;
 };
+
+LoadAhead load_ahead_from_option(const std::string& value) {
+  if (value == "auto") return LoadAhead::Auto;
+  if (value == "on") return LoadAhead::On;
+  if (value == "off") return LoadAhead::Off;
+  throw UserError("--load-ahead '" + value + "': expected auto, on or off");
+}
 
 // Exit status when --validate-min-psnr is not met (the output and report are written all the same).
 constexpr int kValidationFailed = 3;
@@ -135,6 +143,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time
+  options.load_ahead = load_ahead_from_option(o.load_ahead);
   // Alone and asked for several ranks: become mpirun starting them on this host (returns when not).
   start_ranks_when_alone(o.parallel, options.device, ctx.arguments);
   // The ranks (mpirun's, or this process alone); every rank checks the same arguments the same way, so a
@@ -224,6 +233,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   report.attention = result.report.attention;
   report.guidance = std::string(guidance_mode_name(result.report.guidance));
   report.stage_ms = stage_ms;
+  report.loaded_ahead_ms = result.report.loaded_ahead_ms;
   report.op_ms = result.report.op_ms;
   report.median_step_ms = median_step_ms(record);
   report.total_ms = ms_since(start);
@@ -316,6 +326,11 @@ Command add_generate_command(CLI::App& root) {
                   "default: the model's choice (Wan: sequential), cfg-parallel with --cfg-parallel-size 2")
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);
+  app->add_option("--load-ahead", o->load_ahead,
+                  "auto, on or off: load the transformer while the text encoder loads and runs, and the VAE during "
+                  "denoising, when the device's free memory holds both stages' estimates (auto: on cuda, one "
+                  "process; on: also on the cpu; off: each component when its stage starts)")
+      ->capture_default_str();
   app->add_flag("--op-times", o->op_times,
                 "Also report the time of the ops (gemm, attention, conv, norms...) inside each stage, timed with "
                 "CUDA events on the run's stream; the stage's wall time less their sum is host work and waiting. "

@@ -36,6 +36,11 @@ std::string summary_text(const GenerateReport& r) {
   for (const auto& [stage, ms] : r.stage_ms) row(stage, ms);
   row("total", r.total_ms);
   row("median step", r.median_step_ms);
+  if (!r.loaded_ahead_ms.empty()) {
+    // Their stage rows above are only the time waited for them.
+    out << "loaded beside other stages (their own time):\n";
+    for (const auto& [stage, ms] : r.loaded_ahead_ms) row(stage, ms);
+  }
   for (const auto& [group, ops] : r.op_ms) {
     double sum = 0;
     std::vector<std::pair<std::string, double>> slowest_first(ops.begin(), ops.end());
@@ -59,6 +64,8 @@ nlohmann::json summary_json(const GenerateReport& r) {
                          {"source", a.source}});
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& [stage, ms] : r.stage_ms) stages.push_back({{"stage", stage}, {"ms", ms}});
+  nlohmann::json loaded_ahead = nlohmann::json::array();
+  for (const auto& [stage, ms] : r.loaded_ahead_ms) loaded_ahead.push_back({{"stage", stage}, {"ms", ms}});
   nlohmann::json op_ms = nlohmann::json::object();
   for (const auto& [group, ops] : r.op_ms) op_ms[group] = ops;
   return {{"model", r.model},
@@ -77,6 +84,7 @@ nlohmann::json summary_json(const GenerateReport& r) {
           {"seed", r.seeded_noise ? nlohmann::json(r.seed) : nlohmann::json(nullptr)},
           {"attention", attention},
           {"stages", stages},
+          {"loaded_ahead", loaded_ahead},
           {"op_ms", op_ms},
           {"total_ms", r.total_ms},
           {"peak_host_rss_bytes", r.peak_host_bytes >= 0 ? nlohmann::json(r.peak_host_bytes) : nlohmann::json(nullptr)}};

@@ -26,6 +26,8 @@ struct GenerateReport {
   bool seeded_noise = true;  // false when --initial-latents gave the noise
   std::vector<Resolution> attention;
   std::vector<std::pair<std::string, double>> stage_ms;  // the pipeline's stages, then "writing"
+  // Loads that ran beside other stages (--load-ahead), with their own duration (GenerationReport).
+  std::vector<std::pair<std::string, double>> loaded_ahead_ms;
   // With --op-times: per stage group, the milliseconds of each op stage (GenerationReport::op_ms).
   std::vector<std::pair<std::string, std::map<std::string, double>>> op_ms;
   double total_ms = 0;

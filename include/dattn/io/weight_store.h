@@ -58,6 +58,12 @@ class WeightStore {
   // only while this store lives: keep nothing that points into it. Checks and marks it as take() does.
   Tensor host_view(const std::string& name, const Shape& expected_shape = {});
 
+  // The tensor on the host in `dtype`. When the file stores it in `dtype`: a read-only view into the
+  // mapped file that keeps the file mapped (no copy, pages read when touched: for large tables of which a
+  // run reads a few rows, the text encoders' token embeddings); else a converted copy as take() makes.
+  // Checks and marks it as take() does. Never write through the view.
+  Tensor take_mapped(const std::string& name, DType dtype, const Shape& expected_shape = {});
+
   // Names in the files that no take() asked for, sorted.
   std::vector<std::string> unused() const;
   // Throws UserError listing up to 10 unused names (a checkpoint for another architecture or config).
@@ -67,7 +73,7 @@ class WeightStore {
   const SafetensorsFile& file_of(const std::string& name) const;
 
   std::string source_;
-  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<std::shared_ptr<const SafetensorsFile>> files_;  // shared: take_mapped's views keep theirs
   std::vector<std::pair<std::string, std::size_t>> index_;  // sorted name -> file position
   std::set<std::string> used_;
 };

@@ -39,12 +39,21 @@ enum class Residency {
   Resident,
 };
 
+// Whether a PerStage pipeline loads a later stage's component while an earlier stage runs (on a thread
+// and, on CUDA, a stream of its own), when the device's free memory holds both stages' estimates.
+enum class LoadAhead {
+  Auto,  // on CUDA runs of one process (the loads' copies overlap the GPU's work); never on the CPU
+  On,    // also on the CPU (where loads and compute share the cores: for tests and measurements)
+  Off,   // one component at a time, each loaded when its stage starts
+};
+
 struct PipelineOptions {
   Device device = Device::CPU;
   int device_index = 0;  // which GPU (CUDA); the pipeline's run context lives there
   DType dtype = DType::F32;  // the transformer's run dtype; each family documents its other components'
   AttentionSettings attention;
   Residency residency = Residency::PerStage;
+  LoadAhead load_ahead = LoadAhead::Auto;  // PerStage only: a Resident pipeline loads everything once
   // Classifier-free guidance strategy; the family's measured-faster default when not given.
   std::optional<GuidanceMode> guidance;
   // The VAE decoder's activations (fp32, or bf16 on CUDA); when not given, pipeline_vae_dtype's rule.
@@ -107,6 +116,9 @@ struct GenerationReport {
   // Milliseconds per stage in order, e.g. "load text encoder", "text encoding", "load transformer",
   // "denoising", "load vae", "vae decode" (a Resident pipeline reports no load stages after it is built).
   std::vector<std::pair<std::string, double>> stage_ms;
+  // Loads that ran beside other stages (LoadAhead), e.g. "load transformer", with their own duration; the
+  // stage_ms entry of the same name is then only the time the next stage waited for it.
+  std::vector<std::pair<std::string, double>> loaded_ahead_ms;
   std::vector<StageMemory> stage_memory;  // one entry per stage group, in order
   std::vector<Resolution> attention;      // the backend each attention role resolved to
   std::vector<double> step_ms;            // each denoising step's wall time

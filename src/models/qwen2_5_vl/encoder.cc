@@ -117,7 +117,8 @@ Qwen25VLTextEncoder Qwen25VLTextEncoder::load(const std::string& dir, const Qwen
   // Qwen2_5_VLTextModel saves its tensors bare; a text model saved inside a wrapper puts them under "model.".
   const std::string prefix = w.contains("embed_tokens.weight") ? "" : "model.";
   const DType dt = options.dtype;
-  impl->embedding = w.take(prefix + "embed_tokens.weight", dt, Device::CPU, {c.vocab_size, c.hidden_size});
+  // A view into the mapped file when stored in the run dtype (a prompt reads a few hundred rows).
+  impl->embedding = w.take_mapped(prefix + "embed_tokens.weight", dt, {c.vocab_size, c.hidden_size});
   for (std::int64_t i = 0; i < c.num_layers; ++i)
     impl->layers.push_back(load_layer(w, prefix, c, i, dt, options.device));
   impl->final_norm = w.take(prefix + "norm.weight", dt, options.device, {c.hidden_size});

@@ -90,8 +90,10 @@ Umt5Encoder Umt5Encoder::load_with(const std::string& dir, const Umt5Config& con
   // transformers ties encoder.embed_tokens to shared; a checkpoint may hold either name or both.
   const std::string own = "encoder.embed_tokens.weight";
   const bool has_own = w.contains(own);
-  impl->embedding = w.take(has_own ? own : "shared.weight", dt, Device::CPU, {c.vocab_size, c.d_model});
-  if (has_own && w.contains("shared.weight")) w.take("shared.weight", dt, Device::CPU, {c.vocab_size, c.d_model});
+  // A view into the mapped file when stored in the run dtype: a prompt reads a few hundred of its rows,
+  // so the 2 GiB table of umT5-XXL is neither copied nor read whole.
+  impl->embedding = w.take_mapped(has_own ? own : "shared.weight", dt, {c.vocab_size, c.d_model});
+  if (has_own && w.contains("shared.weight")) w.take_mapped("shared.weight", dt, {c.vocab_size, c.d_model});
   for (std::int64_t i = 0; i < c.num_layers; ++i) impl->layers.push_back(load_layer(w, c, i, dt, options.device));
   impl->final_norm = w.take("encoder.final_layer_norm.weight", dt, options.device, {c.d_model});
   std::vector<std::string> extra;

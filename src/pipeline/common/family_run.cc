@@ -45,7 +45,7 @@ GenerationResult run_family_stages(const FamilyStages& stages, const GenerationR
   result.final_latents = latents.to(Device::CPU);
   {
     const StageMemoryScope memory("vae decode", context);
-    result.frames = stages.decode(result.final_latents, r.stage_ms);
+    result.frames = stages.decode(result.final_latents, r);
     r.stage_memory.push_back(memory.finish());
     record_op_times("vae decode", r);
   }

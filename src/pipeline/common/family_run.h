@@ -25,7 +25,7 @@ struct FamilyStages {
                        GenerationReport& report)>
       denoise;
   // Frames [F, H, W, 3] in [0, 1] on the host from the final latents (float32, host).
-  std::function<Tensor(const Tensor& latents, StageTimes& times)> decode;
+  std::function<Tensor(const Tensor& latents, GenerationReport& report)> decode;
 };
 
 // `latent_shape` is the request's noise shape (used when it gives no initial latents).

@@ -14,6 +14,7 @@
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 #include "pipeline/common/component_slot.h"
 #include "pipeline/common/library_warmup.h"
+#include "pipeline/common/load_ahead.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/parallel_checks.h"
@@ -37,7 +38,8 @@ class Hv15Pipeline final : public Pipeline {
       : info_(inspect_hv15_pipeline(dir)),
         options_(options),
         class_name_("HunyuanVideo15Pipeline"),
-        context_(RunContext::create(options.device, options.device_index)) {
+        context_(RunContext::create(options.device, options.device_index)),
+        loader_(*context_) {
     // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
     pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
@@ -105,6 +107,10 @@ class Hv15Pipeline final : public Pipeline {
     report.attention = attention_;
     pipeline::FamilyStages stages;
     stages.encode = [&](bool g, Conditioning& prompt, std::optional<Conditioning>& negative, StageTimes& times) {
+      if (pipeline::transformer_loads_beside_text(options_, pipeline::folder_file_bytes(info_.text_encoder_dir) +
+                                                       pipeline::folder_file_bytes(info_.text_encoder_2_dir),
+                                                  hv15_request_memory(info_, request, options_)))
+        transformer_.load_ahead(loader_.get(), context_);
       auto text = text_.acquire(times);
       StageClock clock;
       prompt = hv15::encode_prompt(*text, request.prompt, options_.device, options_.dtype);
@@ -114,8 +120,9 @@ class Hv15Pipeline final : public Pipeline {
     };
     stages.denoise = [&](const Tensor& noise, Conditioning prompt, std::optional<Conditioning> negative,
                          GenerationReport& r) { return denoise(request, noise, std::move(prompt), std::move(negative), observer, r); };
-    stages.decode = [&](const Tensor& latents, StageTimes& times) {
-      auto vae = vae_.acquire(times);
+    stages.decode = [&](const Tensor& latents, GenerationReport& r) {
+      StageTimes& times = r.stage_ms;
+      auto vae = vae_.acquire(times, &r.loaded_ahead_ms);
       StageClock clock;
       const Tensor decoded = vae->decode(hunyuanvideo15_unscale_latents(latents.to(options_.device), vae->config()));
       pipeline::check_decoded_video(decoded);  // the latents were finite: NaN or Inf here is the VAE's
@@ -137,8 +144,9 @@ class Hv15Pipeline final : public Pipeline {
     std::vector<double> sigmas = sched::np_linspace(1.0, 0.0, request.num_inference_steps + 1);
     sigmas.pop_back();
     euler->set_sigmas(sigmas);
-    auto model = transformer_.acquire(report.stage_ms);
+    auto model = transformer_.acquire(report.stage_ms, &report.loaded_ahead_ms);
     report.attention = model->attention_resolutions();
+    if (pipeline::vae_loads_beside_denoising(options_, hv15_request_memory(info_, request, options_))) vae_.load_ahead(loader_.get(), context_);
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_, options_.parallel.cfg);
     pipeline::DenoiseInputs inputs{noise.to(DType::F32).to(options_.device), std::move(prompt), std::move(negative),
@@ -169,6 +177,7 @@ class Hv15Pipeline final : public Pipeline {
   ComponentSlot<hv15::TextEncoders> text_;
   ComponentSlot<HunyuanVideo15Transformer> transformer_;
   ComponentSlot<HunyuanVideo15Vae> vae_;
+  pipeline::LoadAheadContext loader_;  // where loads ahead run (made on first use)
   DType vae_dtype_ = DType::F32;
   pipeline::JoiningThread libraries_;  // last: joined before anything it runs beside is destroyed
 };

@@ -18,6 +18,7 @@
 #include "dattn/text/tokenizer.h"
 #include "pipeline/common/component_slot.h"
 #include "pipeline/common/library_warmup.h"
+#include "pipeline/common/load_ahead.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/parallel_checks.h"
@@ -43,7 +44,8 @@ class WanPipeline final : public Pipeline {
       : info_(inspect_wan_pipeline(dir)),
         options_(options),
         class_name_("WanPipeline"),
-        context_(RunContext::create(options.device, options.device_index)) {
+        context_(RunContext::create(options.device, options.device_index)),
+        loader_(*context_) {
     // Sequential by default: on the H200 at Wan2.2-5B size both strategies step in the same time (524.2
     // vs 524.7 ms) and sequential holds ~1 GiB less (bench/results/2026-12-01-h200-pipeline-step.md).
     guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
@@ -119,7 +121,7 @@ class WanPipeline final : public Pipeline {
     };
     stages.denoise = [&](const Tensor& noise, Conditioning prompt, std::optional<Conditioning> negative,
                          GenerationReport& r) { return denoise(request, noise, std::move(prompt), std::move(negative), observer, r); };
-    stages.decode = [&](const Tensor& latents, StageTimes& times) { return decode(latents, times); };
+    stages.decode = [&](const Tensor& latents, GenerationReport& r) { return decode(latents, r); };
     return pipeline::run_family_stages(stages, request, guidance, latent_shape(request), *context_, observer,
                                        std::move(report));
   }
@@ -129,6 +131,9 @@ class WanPipeline final : public Pipeline {
   // one prompt per encoder call as diffusers does, in the transformer's dtype on its device.
   void encode_text(const GenerationRequest& request, bool guidance, Conditioning& prompt,
                    std::optional<Conditioning>& negative, StageTimes& times) {
+    if (pipeline::transformer_loads_beside_text(options_, pipeline::folder_file_bytes(info_.text_encoder_dir),
+                                                wan_request_memory(info_, request, options_)))
+      transformer_.load_ahead(loader_.get(), context_);
     auto text = text_encoder_.acquire(times);
     StageClock clock;
     const int length = request.max_sequence_length.value_or(kWanDefaultMaxSequenceLength);
@@ -152,8 +157,9 @@ class WanPipeline final : public Pipeline {
                  std::optional<Conditioning> negative, const ProgressObserver& observer, GenerationReport& report) {
     const auto scheduler = load_scheduler(info_.scheduler_config, SchedulerOverrides{request.flow_shift});
     scheduler->set_timesteps(request.num_inference_steps);
-    auto model = transformer_.acquire(report.stage_ms);
+    auto model = transformer_.acquire(report.stage_ms, &report.loaded_ahead_ms);
     report.attention = model->attention_resolutions();
+    if (pipeline::vae_loads_beside_denoising(options_, wan_request_memory(info_, request, options_))) vae_.load_ahead(loader_.get(), context_);
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_, options_.parallel.cfg);
     pipeline::DenoiseInputs inputs{latents_on_run_device(noise), std::move(prompt), std::move(negative),
@@ -166,8 +172,9 @@ class WanPipeline final : public Pipeline {
 
   // De-normalised latents (host, float32) through the VAE, then diffusers' postprocess: frames
   // [F, H, W, 3] in [0, 1].
-  Tensor decode(const Tensor& latents, StageTimes& times) {
-    auto vae = vae_.acquire(times);
+  Tensor decode(const Tensor& latents, GenerationReport& report) {
+    StageTimes& times = report.stage_ms;
+    auto vae = vae_.acquire(times, &report.loaded_ahead_ms);
     StageClock clock;
     const Tensor decoded = vae->decode(denormalize_latents(latents, vae->config()));
     // The latents were finite (the denoise loop checks every step): NaN or Inf here is the VAE's.
@@ -200,6 +207,7 @@ class WanPipeline final : public Pipeline {
   ComponentSlot<TextEncoder> text_encoder_;
   ComponentSlot<WanTransformer> transformer_;
   ComponentSlot<WanVae> vae_;
+  pipeline::LoadAheadContext loader_;  // where loads ahead run (made on first use)
   DType vae_dtype_ = DType::F32;
   pipeline::JoiningThread libraries_;  // last: joined before anything it runs beside is destroyed
 };
