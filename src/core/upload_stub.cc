@@ -14,7 +14,11 @@ void upload_bytes(void*, const void*, std::size_t n) {
 void download_bytes(void*, const void*, std::size_t n) {
   if (n) no_cuda();
 }
+void upload_file_bytes(void*, int, std::uint64_t, std::size_t n, const char*) {
+  if (n) no_cuda();
+}
 Tensor upload_tensor(const Tensor&, DType) { no_cuda(); }
+Tensor upload_tensor_from_file(int, std::uint64_t, const Shape&, DType, DType, const char*) { no_cuda(); }
 bool converts_on_device(DType, DType) { return false; }
 UploadStats upload_stats() { return {}; }
 double pinned_upload_bandwidth(std::size_t, int) { no_cuda(); }

@@ -178,9 +178,12 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   }
   void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
   const int map_errno = errno;
-  ::close(fd);  // the mapping keeps the file alive
-  if (m == MAP_FAILED) fail(path, std::string("cannot mmap: ") + std::strerror(map_errno));
+  if (m == MAP_FAILED) {
+    ::close(fd);
+    fail(path, std::string("cannot mmap: ") + std::strerror(map_errno));
+  }
   map_ = static_cast<const std::uint8_t*>(m);
+  fd_ = fd;  // kept for pread (fd()): uploads read the file instead of faulting the mapping in
 
   // From here on a throw must unmap: the destructor does not run for a half-built object.
   try {
@@ -222,6 +225,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         fail(path, "tensors '" + order[i - 1]->name + "' and '" + order[i]->name + "' have overlapping data_offsets");
   } catch (...) {
     ::munmap(const_cast<std::uint8_t*>(map_), size_);
+    ::close(fd_);
     map_ = nullptr;
     throw;
   }
@@ -229,6 +233,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
 
 SafetensorsFile::~SafetensorsFile() {
   if (map_) ::munmap(const_cast<std::uint8_t*>(map_), size_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 const TensorInfo& SafetensorsFile::info(const std::string& name) const {

@@ -1,6 +1,7 @@
 #include "dattn/io/weight_store.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,18 @@ json read_component_config(const std::string& dir) {
     throw UserError(path.string() + ": not a JSON object");
   return cfg;
 }
+
+namespace {
+
+bool uploads_read_the_file() {
+  static const bool read = [] {
+    const char* v = std::getenv("DATTN_UPLOAD_SOURCE");
+    return !(v && std::string(v) == "map");
+  }();
+  return read;
+}
+
+}  // namespace
 
 namespace {
 
@@ -152,8 +165,13 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
   // CUDA: the stored bytes straight from the mapping through the context's pinned staging (upload.h),
   // converted on the GPU when the dtype changes. Queued, not waited for: the tensor's later users on the
   // context's stream are ordered after its copies.
-  if (device == Device::CUDA && stored)
+  if (device == Device::CUDA && stored) {
+    // Read from the file with pread (no page faults of the mapping, whose contention bounded the loads);
+    // DATTN_UPLOAD_SOURCE=map copies from the mapping instead (bench/notes/loading.md compares the two).
+    if (uploads_read_the_file() && (*stored == dtype || converts_on_device(*stored, dtype)))
+      return upload_tensor_from_file(file.fd(), file.file_offset(name), info.shape, *stored, dtype, file.path().c_str());
     return upload_tensor(Tensor::wrap_host(file.data(name), info.shape, *stored), dtype);
+  }
   return tensor_from_safetensors(file, name, dtype).to(device);  // CPU, or throws the dtype error
 }
 

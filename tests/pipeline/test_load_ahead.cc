@@ -129,7 +129,7 @@ TEST(LoadAheadPolicy, NothingFitsThatIsLargerThanTheHostsMemory) {
                                                  {"vae decode", false, {{"vae weights", 1}}}};
   PipelineOptions o;
   o.load_ahead = LoadAhead::On;
-  EXPECT_FALSE(pipeline::transformer_loads_beside_text(o, 0, huge));
+  EXPECT_FALSE(pipeline::transformer_loads_beside_text(o, huge));
   // The transformer's weights are loaded by then: only the rest of denoising counts beside the VAE.
   EXPECT_TRUE(pipeline::vae_loads_beside_denoising(o, huge));
   o.load_ahead = LoadAhead::Off;

@@ -327,9 +327,9 @@ Command add_generate_command(CLI::App& root) {
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);
   app->add_option("--load-ahead", o->load_ahead,
-                  "auto, on or off: load the transformer while the text encoder loads and runs, and the VAE during "
-                  "denoising, when the device's free memory holds both stages' estimates (auto: on cuda, one "
-                  "process; on: also on the cpu; off: each component when its stage starts)")
+                  "auto, on or off: load the transformer while the text encoder runs, and the VAE during denoising, "
+                  "when the device's free memory holds both (auto: on cuda, one process; on: also on the cpu; "
+                  "off: each component when its stage starts)")
       ->capture_default_str();
   app->add_flag("--op-times", o->op_times,
                 "Also report the time of the ops (gemm, attention, conv, norms...) inside each stage, timed with "

@@ -6,6 +6,7 @@
 // source may go away) and the copies are queued on the context's stream: work queued later on that
 // stream sees the data, and a download waits for it; the host does not wait for the bus.
 #include <cstddef>
+#include <cstdint>
 
 #include "dattn/core/dtype.h"
 #include "dattn/core/tensor.h"
@@ -36,6 +37,11 @@ struct UploadStats {
 // UserError in a build without CUDA.
 void upload_bytes(void* dst, const void* src, std::size_t n);
 
+// Copies n bytes at `offset` of the open file `fd` to device memory `dst` through the same ring, the host
+// side read with pread (parallel_read: no mapping is touched, so no page faults). `what` names the file
+// in errors (UserError when the file ends early or a read fails).
+void upload_file_bytes(void* dst, int fd, std::uint64_t offset, std::size_t n, const char* what);
+
 // Copies n bytes from device memory `src` of the current CUDA context to host memory `dst` (pageable)
 // through the same ring, after the work queued on the context's stream: the DMA of a piece into one
 // buffer runs while host threads copy the previous piece out of another (a pageable destination is
@@ -50,6 +56,11 @@ inline constexpr std::size_t kDownloadThroughRingBytes = kUploadBufferBytes / 2;
 // exactly the host's rounding (dtype.h: nearest even, the same bits as Tensor::to(dtype)). Other pairs
 // (an F64 source) are converted on the host first, then uploaded. `host` must be a CPU tensor.
 Tensor upload_tensor(const Tensor& host, DType dtype);
+
+// upload_tensor for a tensor of `shape` stored in dtype `stored` at `offset` of the open file `fd`, its
+// bytes read with upload_file_bytes. `stored` must equal `dtype` or convert on the GPU (converts_on_device).
+Tensor upload_tensor_from_file(int fd, std::uint64_t offset, const Shape& shape, DType stored, DType dtype,
+                               const char* what);
 
 // Whether upload_tensor converts `from` -> `to` on the GPU (both among F32, BF16, F16).
 bool converts_on_device(DType from, DType to);

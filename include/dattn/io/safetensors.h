@@ -36,6 +36,12 @@ class SafetensorsFile {
   const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const std::uint8_t* data(const std::string& name) const;
+  // The file, open for reading for as long as this object lives, and where a tensor's bytes start in
+  // it: for readers that copy with pread instead of touching the mapping (core/upload.h).
+  int fd() const { return fd_; }
+  std::uint64_t file_offset(const std::string& name) const {
+    return static_cast<std::uint64_t>(data(name) - map_);
+  }
   // The tensor's values converted to double (float and integer dtypes); throws for other dtypes.
   std::vector<double> read_f64(const std::string& name) const;
 
@@ -43,6 +49,7 @@ class SafetensorsFile {
   std::string path_;
   const std::uint8_t* map_ = nullptr;
   std::size_t size_ = 0;
+  int fd_ = -1;
   const std::uint8_t* data_ = nullptr;  // start of the data section
   std::map<std::string, TensorInfo> tensors_;
   std::map<std::string, std::string> metadata_;

@@ -62,23 +62,27 @@ void StagingRing::next_buffer() {
 }
 
 void StagingRing::copy(void* dst, const void* src, std::size_t n) {
+  const auto* from = static_cast<const char*>(src);
+  copy_with(dst, n, [from](char* stage, std::size_t at, std::size_t bytes) { parallel_copy(stage, from + at, bytes); });
+}
+
+void StagingRing::copy_with(void* dst, std::size_t n, const Fill& fill) {
   const std::lock_guard<std::mutex> lock(mutex_);
   auto* to = static_cast<char*>(dst);
-  const auto* from = static_cast<const char*>(src);
   const auto s = static_cast<cudaStream_t>(stream_);
-  while (n) {
+  for (std::size_t at = 0; at < n;) {
     if (used_ >= kUploadBufferBytes) next_buffer();
-    const std::size_t piece = std::min(n, kUploadBufferBytes - used_);
+    const std::size_t piece = std::min(n - at, kUploadBufferBytes - used_);
     char* stage = buffers_[open_] + used_;
     const auto t0 = std::chrono::steady_clock::now();
-    parallel_copy(stage, from, piece);
+    fill(stage, at, piece);
     stats_.host_copy_s += seconds_since(t0);
-    DATTN_CUDA_CHECK(cudaMemcpyAsync(to, stage, piece, cudaMemcpyHostToDevice, s));
+    DATTN_CUDA_CHECK(cudaMemcpyAsync(to + at, stage, piece, cudaMemcpyHostToDevice, s));
     DATTN_CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(events_[open_]), s));
     used_ = std::min(kUploadBufferBytes, (used_ + piece + kAlign - 1) / kAlign * kAlign);
     ++stats_.copies;
     stats_.bytes += piece;
-    to += piece, from += piece, n -= piece;
+    at += piece;
   }
 }
 

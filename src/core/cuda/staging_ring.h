@@ -3,6 +3,7 @@
 // context's first upload). Compiled only in CUDA builds (staging_ring.cu).
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <mutex>
 
 #include "dattn/core/run_context.h"
@@ -22,6 +23,10 @@ class StagingRing final : public RunContext::Extension {
   // cudaMemcpyAsync per piece on the stream; a full buffer is left for the next, which is first waited
   // for (its event: its last DMA). Returns with the source read and every piece queued.
   void copy(void* dst, const void* src, std::size_t n);
+  // The same for a source that is not in memory: fill(stage, at, bytes) writes the source's bytes
+  // [at, at + bytes) into the pinned `stage` (a file read, upload_file_bytes).
+  using Fill = std::function<void(char* stage, std::size_t at, std::size_t bytes)>;
+  void copy_with(void* dst, std::size_t n, const Fill& fill);
   // Copies n device bytes at `src` to host `dst` (download_bytes): after every DMA the ring has queued,
   // piece k into buffer k mod kUploadBuffers, each piece copied out by host threads once its DMA is
   // done while the next ones run. Returns with dst written and every buffer free.

@@ -9,11 +9,13 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/cuda/check.cuh"
 #include "core/cuda/dtype_convert.h"
 #include "core/cuda/staging_ring.h"
 #include "dattn/core/device_memory.h"
+#include "dattn/core/parallel_copy.h"
 #include "dattn/core/run_context.h"
 
 namespace dattn {
@@ -22,11 +24,34 @@ void upload_bytes(void* dst, const void* src, std::size_t n) {
   if (n) cuda::staging_ring().copy(dst, src, n);
 }
 
+void upload_file_bytes(void* dst, int fd, std::uint64_t offset, std::size_t n, const char* what) {
+  if (n)
+    cuda::staging_ring().copy_with(dst, n, [&](char* stage, std::size_t at, std::size_t bytes) {
+      parallel_read(stage, fd, offset + at, bytes, what);
+    });
+}
+
 void download_bytes(void* dst, const void* src, std::size_t n) {
   if (n) cuda::staging_ring().download(dst, src, n);
 }
 
 bool converts_on_device(DType from, DType to) { return cuda::converts(from, to); }
+
+namespace {
+
+// `stored` (uploaded, in its own dtype) as `dtype`: itself, or widened or rounded by a kernel queued after
+// its DMA. The bytes cross the bus once, in their own (often narrower) dtype; `stored` is freed
+// stream-ordered after the kernel.
+Tensor converted_on_device(Tensor stored, DType dtype) {
+  if (stored.dtype() == dtype) return stored;
+  Tensor out = Tensor::empty(stored.shape(), dtype, Device::CUDA);
+  cuda::convert_async(stored.data(), stored.dtype(), out.data(), dtype, static_cast<std::size_t>(stored.numel()),
+                      current_context(Device::CUDA).stream());
+  cuda::staging_ring().count_conversion();
+  return out;
+}
+
+}  // namespace
 
 Tensor upload_tensor(const Tensor& host, DType dtype) {
   if (host.device() != Device::CPU)
@@ -37,14 +62,17 @@ Tensor upload_tensor(const Tensor& host, DType dtype) {
   }
   Tensor stored = Tensor::empty(host.shape(), host.dtype(), Device::CUDA);
   upload_bytes(stored.data(), host.data(), host.bytes());
-  if (host.dtype() == dtype) return stored;
-  // The stored bytes cross the bus once, in their own (often narrower) dtype; the kernel queued after
-  // their DMA widens or rounds them on the GPU. `stored` is freed stream-ordered after the kernel.
-  Tensor out = Tensor::empty(host.shape(), dtype, Device::CUDA);
-  cuda::convert_async(stored.data(), host.dtype(), out.data(), dtype, static_cast<std::size_t>(host.numel()),
-                      current_context(Device::CUDA).stream());
-  cuda::staging_ring().count_conversion();
-  return out;
+  return converted_on_device(std::move(stored), dtype);
+}
+
+Tensor upload_tensor_from_file(int fd, std::uint64_t offset, const Shape& shape, DType stored, DType dtype,
+                               const char* what) {
+  if (stored != dtype && !converts_on_device(stored, dtype))
+    throw std::logic_error(std::string("upload_tensor_from_file: ") + dtype_name(stored) + " -> " + dtype_name(dtype) +
+                           " is not converted on the GPU");
+  Tensor bytes = Tensor::empty(shape, stored, Device::CUDA);
+  upload_file_bytes(bytes.data(), fd, offset, bytes.bytes(), what);
+  return converted_on_device(std::move(bytes), dtype);
 }
 
 UploadStats upload_stats() {

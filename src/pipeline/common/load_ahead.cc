@@ -1,9 +1,7 @@
 // Loads ahead of their stage (see load_ahead.h).
 #include "pipeline/common/load_ahead.h"
 
-#include <filesystem>
 #include <stdexcept>
-#include <system_error>
 
 #include "dattn/core/process_memory.h"
 
@@ -30,18 +28,6 @@ bool fits_now(std::int64_t bytes, Device device) {
   return bytes + bytes / 10 + kGiB <= available;
 }
 
-std::int64_t folder_file_bytes(const std::string& dir) {
-  std::error_code ec;
-  std::int64_t sum = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec)) {
-      const auto size = entry.file_size(ec);
-      if (!ec) sum += static_cast<std::int64_t>(size);
-    }
-  }
-  return sum;
-}
-
 namespace {
 
 const StageNeed& stage_need(const std::vector<StageNeed>& needs, const std::string& stage) {
@@ -58,10 +44,8 @@ std::int64_t part_bytes(const StageNeed& need, const std::string& part) {
 
 }  // namespace
 
-bool transformer_loads_beside_text(const PipelineOptions& options, std::int64_t encoder_file_bytes,
-                                   const std::vector<StageNeed>& needs) {
-  return load_ahead_enabled(options) &&
-         fits_now(2 * encoder_file_bytes + stage_need(needs, "denoising").total(), options.device);
+bool transformer_loads_beside_text(const PipelineOptions& options, const std::vector<StageNeed>& needs) {
+  return load_ahead_enabled(options) && fits_now(stage_need(needs, "denoising").total(), options.device);
 }
 
 bool vae_loads_beside_denoising(const PipelineOptions& options, const std::vector<StageNeed>& needs) {

@@ -21,16 +21,10 @@ bool load_ahead_enabled(const PipelineOptions& options);
 // False where the free memory cannot be asked.
 bool fits_now(std::int64_t bytes, Device device);
 
-// The bytes of the regular files directly in `dir` (a component folder's weights and configs); 0 when
-// it cannot be read. An estimate of what loading that component holds.
-std::int64_t folder_file_bytes(const std::string& dir);
-
 // The two loads ahead of a text-to-video family, each when enabled and when it fits. `needs` is the
 // family's request memory estimate (its stages "denoising" and "vae decode").
-// The transformer beside the text stage: the text encoders (their files' bytes, twice for a dtype that
-// widens) and the denoising stage's estimate together.
-bool transformer_loads_beside_text(const PipelineOptions& options, std::int64_t encoder_file_bytes,
-                                   const std::vector<StageNeed>& needs);
+// The transformer beside text encoding (the encoders loaded): the denoising stage's whole estimate.
+bool transformer_loads_beside_text(const PipelineOptions& options, const std::vector<StageNeed>& needs);
 // The VAE beside denoising (the transformer already loaded): denoising's working set and the decode's
 // estimate together.
 bool vae_loads_beside_denoising(const PipelineOptions& options, const std::vector<StageNeed>& needs);

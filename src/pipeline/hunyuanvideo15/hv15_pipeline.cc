@@ -107,11 +107,10 @@ class Hv15Pipeline final : public Pipeline {
     report.attention = attention_;
     pipeline::FamilyStages stages;
     stages.encode = [&](bool g, Conditioning& prompt, std::optional<Conditioning>& negative, StageTimes& times) {
-      if (pipeline::transformer_loads_beside_text(options_, pipeline::folder_file_bytes(info_.text_encoder_dir) +
-                                                       pipeline::folder_file_bytes(info_.text_encoder_2_dir),
-                                                  hv15_request_memory(info_, request, options_)))
-        transformer_.load_ahead(loader_.get(), context_);
       auto text = text_.acquire(times);
+      // After the encoders' load (as Wan's: two loads at once were slower than one after the other).
+      if (pipeline::transformer_loads_beside_text(options_, hv15_request_memory(info_, request, options_)))
+        transformer_.load_ahead(loader_.get(), context_);
       StageClock clock;
       prompt = hv15::encode_prompt(*text, request.prompt, options_.device, options_.dtype);
       if (g) negative = hv15::encode_prompt(*text, request.negative_prompt, options_.device, options_.dtype);

@@ -131,10 +131,11 @@ class WanPipeline final : public Pipeline {
   // one prompt per encoder call as diffusers does, in the transformer's dtype on its device.
   void encode_text(const GenerationRequest& request, bool guidance, Conditioning& prompt,
                    std::optional<Conditioning>& negative, StageTimes& times) {
-    if (pipeline::transformer_loads_beside_text(options_, pipeline::folder_file_bytes(info_.text_encoder_dir),
-                                                wan_request_memory(info_, request, options_)))
-      transformer_.load_ahead(loader_.get(), context_);
     auto text = text_encoder_.acquire(times);
+    // After the encoder's load, not beside it: two loads at once share the host's copies and were slower
+    // together than one after the other (bench/notes/loading.md).
+    if (pipeline::transformer_loads_beside_text(options_, wan_request_memory(info_, request, options_)))
+      transformer_.load_ahead(loader_.get(), context_);
     StageClock clock;
     const int length = request.max_sequence_length.value_or(kWanDefaultMaxSequenceLength);
     auto embed = [&](const std::string& s) {
