@@ -68,8 +68,8 @@ Tensor upload_tensor(const Tensor& host, DType dtype) {
 Tensor upload_tensor_from_file(int fd, std::uint64_t offset, const Shape& shape, DType stored, DType dtype,
                                const char* what) {
   if (stored != dtype && !converts_on_device(stored, dtype))
-    throw std::logic_error(std::string("upload_tensor_from_file: ") + dtype_name(stored) + " -> " + dtype_name(dtype) +
-                           " is not converted on the GPU");
+    throw std::logic_error("upload_tensor_from_file: " + std::string(dtype_name(stored)) + " -> " +
+                           std::string(dtype_name(dtype)) + " is not converted on the GPU");
   Tensor bytes = Tensor::empty(shape, stored, Device::CUDA);
   upload_file_bytes(bytes.data(), fd, offset, bytes.bytes(), what);
   return converted_on_device(std::move(bytes), dtype);
