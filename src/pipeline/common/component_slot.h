@@ -67,7 +67,10 @@ class ComponentSlot {
       loader->synchronize();  // its uploads and conversions are done before another stream reads them
       const double ms = clock.ms();
       std::shared_ptr<T> component(loaded.release(), [user](T* p) {
-        user->synchronize();
+        try {
+          user->synchronize();
+        } catch (...) {  // a failed stream was reported by the work that failed; a deleter must not throw
+        }
         delete p;
       });
       return Ahead{std::move(component), ms};
