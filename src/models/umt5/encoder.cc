@@ -4,6 +4,7 @@
 #include "dattn/attention/registry.h"
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
+#include "dattn/core/stage_timer.h"
 #include "dattn/io/weight_store.h"
 #include "dattn/models/umt5.h"
 #include "dattn/ops/ops.h"
@@ -148,7 +149,10 @@ Tensor Umt5Encoder::Impl::attention(const Layer& l, const Tensor& x, const Tenso
   p.scale = 1.0f;
   p.mask = GeneralMask{GeneralMaskType::Additive, add_mask.data(), h};
   if (options.device == Device::CUDA) p.stream = current_context(Device::CUDA).stream();  // where the ops run
-  run_attention(*sdpa, p, sdpa_extra, options.device);
+  {
+    const StageScope timed("attention");  // as AttentionLayer times its calls: --op-times' text encoder row
+    run_attention(*sdpa, p, sdpa_extra, options.device);
+  }
   return ops::linear(out.reshape({b, s, h * dk}), l.o);
 }
 
