@@ -37,10 +37,6 @@ bool uploads_read_the_file() {
   return read;
 }
 
-}  // namespace
-
-namespace {
-
 std::optional<DType> storage_dtype(const std::string& name) {
   if (name == "F32") return DType::F32;
   if (name == "BF16") return DType::BF16;
@@ -162,12 +158,11 @@ Tensor WeightStore::take(const std::string& name, DType dtype, Device device, co
   const TensorInfo& info = checked_info(file, name, expected_shape);
   used_.insert(name);
   const auto stored = storage_dtype(info.dtype);
-  // CUDA: the stored bytes straight from the mapping through the context's pinned staging (upload.h),
-  // converted on the GPU when the dtype changes. Queued, not waited for: the tensor's later users on the
-  // context's stream are ordered after its copies.
+  // CUDA: the stored bytes through the context's pinned staging (upload.h), read from the file with pread
+  // (no page faults of the mapping: bench/results/2026-12-03-h200-loads-pread.md; DATTN_UPLOAD_SOURCE=map
+  // copies from the mapping instead), converted on the GPU when the dtype changes. Queued, not waited
+  // for: the tensor's later users on the context's stream are ordered after its copies.
   if (device == Device::CUDA && stored) {
-    // Read from the file with pread (no page faults of the mapping, whose contention bounded the loads);
-    // DATTN_UPLOAD_SOURCE=map copies from the mapping instead (bench/notes/loading.md compares the two).
     if (uploads_read_the_file() && (*stored == dtype || converts_on_device(*stored, dtype)))
       return upload_tensor_from_file(file.fd(), file.file_offset(name), info.shape, *stored, dtype, file.path().c_str());
     return upload_tensor(Tensor::wrap_host(file.data(name), info.shape, *stored), dtype);
