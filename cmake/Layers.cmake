@@ -84,6 +84,14 @@ if(DATTN_HAVE_NCCL)
 endif()
 
 dattn_add_layer(attention DEPS dattn_core)
+if(DATTN_HAVE_CUDA)
+  # cuBLASLt for TORCH_SDPA's GEMM kernel (static when the toolkit has it, as for dattn_ops below).
+  if(TARGET CUDA::cublasLt_static)
+    target_link_libraries(dattn_attention PRIVATE CUDA::cublasLt_static)
+  else()
+    target_link_libraries(dattn_attention PRIVATE CUDA::cublasLt)
+  endif()
+endif()
 # SPARSE_BLOCK's mask sums must round like the CUDA estimator's separate multiplies and adds: no fused
 # multiply-add contraction, whatever -march a build adds (GCC contracts by default where FMA exists).
 set_source_files_properties(${PROJECT_SOURCE_DIR}/src/attention/backends/sparse_block/block_mask.cc

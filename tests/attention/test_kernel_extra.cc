@@ -53,8 +53,20 @@ TEST(KernelExtra, ValuesAreValidated) {
     const std::string type = validation_error(name, {{"kernel", 1}});
     EXPECT_NE(type.find("is not a string"), std::string::npos) << type;
   }
-  const std::string unknown = validation_error("TORCH_SDPA", {{"kernel", "auto"}});
+  const std::string unknown = validation_error("SPARSE_BLOCK", {{"kernel", "auto"}});
   EXPECT_NE(unknown.find("Unknown extra key 'kernel'"), std::string::npos) << unknown;
+}
+
+// TORCH_SDPA's kernels are its own: gemm or rows on CUDA (the CUDA tests run both), auto the default.
+TEST(KernelExtra, TorchSdpaDeclaresGemmAndRows) {
+  const auto keys = backend_by_name("TORCH_SDPA").extra_keys();
+  ASSERT_EQ(keys.size(), 1u);
+  EXPECT_EQ(keys[0].name, "kernel");
+  EXPECT_EQ(keys[0].default_value, json("auto"));
+  EXPECT_EQ(keys[0].range, "auto, gemm or rows");
+  for (const char* ok : {"auto", "gemm", "rows"}) EXPECT_EQ(validation_error("TORCH_SDPA", {{"kernel", ok}}), "");
+  const std::string bad = validation_error("TORCH_SDPA", {{"kernel", "hopper"}});
+  EXPECT_NE(bad.find("must be auto, gemm or rows"), std::string::npos) << bad;
 }
 
 // A 1 x 4 x 1 x 8 fp32 problem on the host; `out` receives the result.
@@ -86,6 +98,23 @@ TEST(KernelExtra, CpuRunsAutoAndPortableAndRefusesHopper) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("kernel 'hopper'"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("cpu"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KernelExtra, TorchSdpaOnTheCpuRunsAutoOnly) {
+  const AttentionBackend& sdpa = backend_by_name("TORCH_SDPA");
+  std::vector<float> q, out;
+  run_attention(sdpa, tiny_problem(q, out), json({{"kernel", "auto"}}), Device::CPU);
+  for (const char* cuda_only : {"gemm", "rows"}) {
+    std::vector<float> q2, out2;
+    try {
+      run_attention(sdpa, tiny_problem(q2, out2), json({{"kernel", cuda_only}}), Device::CPU);
+      ADD_FAILURE() << "kernel '" << cuda_only << "' ran on the CPU";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("kernel '") + cuda_only + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("cpu"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(out2, std::vector<float>(32, 0.0f)) << "nothing written";
   }
 }
 

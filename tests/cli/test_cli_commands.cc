@@ -62,7 +62,9 @@ TEST(CliBackends, JsonListsEveryBackendWithItsSurfaceAndExtras) {
     EXPECT_EQ(j[i]["extra"][0]["default"], "auto");
     EXPECT_EQ(j[i]["extra"][0]["range"], "auto, hopper or portable");
   }
-  EXPECT_TRUE(j[1]["extra"].empty());
+  ASSERT_EQ(j[1]["extra"].size(), 1u) << j[1].dump();  // TORCH_SDPA: its own two CUDA kernels
+  EXPECT_EQ(j[1]["extra"][0]["key"], "kernel");
+  EXPECT_EQ(j[1]["extra"][0]["range"], "auto, gemm or rows");
 }
 
 TEST(CliBackends, CudaDeviceSaysWhyABackendIsUnavailable) {

@@ -11,8 +11,8 @@
 #include <string>
 #include <tuple>
 
+#include "core/cuda/cublaslt_check.cuh"
 #include "ops/cuda/common.cuh"
-#include "ops/cuda/cublaslt_check.cuh"
 #include "ops/cuda/cuda_ops.h"
 #include "ops/cuda/gemm.h"
 #include "dattn/core/run_context.h"
@@ -24,13 +24,9 @@ namespace {
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
 
-// The largest power of two up to 256 dividing the address: what cuBLASLt's kernels may assume.
-int alignment(const void* p) {
-  const auto a = reinterpret_cast<std::uintptr_t>(p);
-  int al = 256;
-  while (al > 1 && a % al) al /= 2;
-  return al;
-}
+using dattn::cuda::check_cublaslt;
+// What cuBLASLt's kernels may assume of an address.
+int alignment(const void* p) { return dattn::cuda::pointer_alignment(p); }
 
 struct Key {
   i64 m, n, k;

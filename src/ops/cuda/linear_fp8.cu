@@ -27,15 +27,16 @@
 #include <string>
 #include <tuple>
 
+#include "core/cuda/cublaslt_check.cuh"
 #include "dattn/core/run_context.h"
 #include "ops/cuda/common.cuh"
-#include "ops/cuda/cublaslt_check.cuh"
 #include "ops/cuda/e4m3_row.cuh"
 #include "ops/cuda/linear_fp8.h"
 
 namespace dattn::ops::cuda {
 namespace {
 
+using dattn::cuda::check_cublaslt;
 #define DATTN_LT8(call) check_cublaslt((call), "linear_fp8", #call)
 
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;

@@ -1,5 +1,6 @@
 // TORCH_SDPA: the conservative fallback, plain scaled dot-product attention implemented natively
 // (the name is kept for configuration compatibility). CPU: cpu_sdpa.cc; CUDA: cuda/sdpa_cuda.cu.
+#include <optional>
 #include <string>
 
 #include "attention/backends/backends.h"
@@ -13,6 +14,20 @@
 
 namespace dattn {
 namespace {
+
+constexpr const char* kKernels[] = {"auto", "gemm", "rows"};
+
+bool known_kernel(const std::string& s) {
+  for (const char* k : kKernels)
+    if (s == k) return true;
+  return false;
+}
+
+// The validated `kernel` extra (absent: auto).
+std::string kernel_of(const nlohmann::json& extra) {
+  const auto it = extra.find("kernel");
+  return it == extra.end() || !it->is_string() ? "auto" : it->get<std::string>();
+}
 
 class TorchSdpaBackend final : public AttentionBackend {
  public:
@@ -37,10 +52,29 @@ class TorchSdpaBackend final : public AttentionBackend {
     return {{DType::F32, DType::BF16, DType::F16, DType::F64}, "any", "key padding, causal, general (boolean, additive)"};
   }
 
-  void run(const AttentionProblem& problem, const nlohmann::json&, Device device) const override {
-    if (device == Device::CPU) return sdpa::sdpa_attention_cpu(problem);
+  std::vector<ExtraKey> extra_keys() const override {
+    return {{"kernel", ExtraKey::Type::String, "auto", "auto, gemm or rows",
+             "CUDA kernel: gemm (the two products on cuBLASLt, fp32 scores, softmax and P.V; rows with a "
+             "non-finite score or value go to the row kernel), rows (one warp per query row, nothing "
+             "materialised), auto (gemm wherever it runs the problem, else rows); the CPU has one kernel and "
+             "takes auto only",
+             [](const nlohmann::json& value) -> std::optional<std::string> {
+               if (!known_kernel(value.get<std::string>())) return "must be auto, gemm or rows";
+               return std::nullopt;
+             }}};
+  }
+
+  void run(const AttentionProblem& problem, const nlohmann::json& extra, Device device) const override {
+    const std::string kernel = kernel_of(extra);
+    if (device == Device::CPU) {
+      if (kernel != "auto")
+        throw UserError("TORCH_SDPA: extra kernel '" + kernel + "' names a CUDA kernel; on cpu use auto");
+      return sdpa::sdpa_attention_cpu(problem);
+    }
 #ifdef DATTN_WITH_CUDA
-    sdpa::sdpa_attention_cuda(problem);
+    sdpa::sdpa_attention_cuda(problem, kernel == "gemm"   ? sdpa::SdpaKernel::Gemm
+                                       : kernel == "rows" ? sdpa::SdpaKernel::Rows
+                                                          : sdpa::SdpaKernel::Auto);
 #else
     throw UserError("TORCH_SDPA cannot run on cuda: " + cuda_unusable()->reason);
 #endif

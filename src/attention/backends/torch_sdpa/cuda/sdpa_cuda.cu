@@ -1,6 +1,8 @@
-// TORCH_SDPA on CUDA: one warp per query row, two passes over the keys.
+// TORCH_SDPA on CUDA: the entry point (the GEMM kernel of sdpa_gemm.cu, or this file's row kernel, by
+// the `kernel` extra) and the row kernel: one warp per query row, two passes over the keys.
 //
-// Design (clarity over speed; it is the fallback other kernels are debugged against):
+// Row kernel design (clarity over speed; the reference other kernels are debugged against, and what
+// computes the rows the GEMM kernel leaves to it):
 //  - Block = kWarps warps = kWarps consecutive query rows of one (b, h); grid is 1-D over
 //    (b, h, row tile), so no grid dimension limit applies to B or Hq.
 //  - A warp's lanes split the head dim: lane owns d = lane + 32 t. q lives in registers (fp32) for the
@@ -20,6 +22,8 @@
 // Measured on an H200: 56-96 registers (no spills), no shared memory; Wan2.2-5B self-attention
 // (11440 tokens, 24 heads x 128, bf16) ~0.8 s, about 2 TFLOP/s.
 #include "attention/backends/torch_sdpa/cuda/sdpa_cuda.h"
+
+#include "attention/backends/torch_sdpa/cuda/sdpa_gemm.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -75,6 +79,7 @@ struct Params {
   bool mask_additive;               // float32 added to the scores, else uint8 boolean
   std::int64_t mask_heads;
   bool causal;  // query i sees keys j <= i (Sq == Sk)
+  const std::uint8_t* only_rows;  // device [B, Hq, Sq] or null: compute only the rows marked 1
 };
 
 template <typename T, int kChunks>
@@ -87,6 +92,7 @@ __global__ void __launch_bounds__(kWarps * 32) sdpa_rows_kernel(const Params p) 
   const std::int64_t h = bh % p.Hq, b = bh / p.Hq;
   const std::int64_t i = tile * kWarps + (threadIdx.x >> 5);
   if (i >= p.Sq) return;  // whole warp leaves; nothing below synchronises across warps
+  if (p.only_rows && p.only_rows[bh * p.Sq + i] == 0) return;
 
   const std::int64_t D = p.D, key_stride = p.Hkv * D;  // elements between consecutive keys
   const std::int64_t hkv = h / p.group;
@@ -214,16 +220,26 @@ class StreamBuffer {
   }
   StreamBuffer(const StreamBuffer&) = delete;
   StreamBuffer& operator=(const StreamBuffer&) = delete;
-  const void* get() const { return ptr_; }
+  void* get() const { return ptr_; }
 
  private:
   void* ptr_ = nullptr;
   cudaStream_t stream_;
 };
 
+SdpaKernel resolve_kernel(const AttentionProblem& pr, SdpaKernel kernel) {
+  if (kernel == SdpaKernel::Rows) return kernel;
+  const std::string why = sdpa_gemm_refusal(pr);
+  if (why.empty()) return SdpaKernel::Gemm;
+  if (kernel == SdpaKernel::Gemm)
+    throw UserError("TORCH_SDPA (cuda): extra kernel 'gemm' cannot run " + pr.shape.describe() + ": " + why +
+                    " (use kernel 'auto' or 'rows')");
+  return SdpaKernel::Rows;
+}
+
 }  // namespace
 
-void sdpa_attention_cuda(const AttentionProblem& pr) {
+void sdpa_attention_cuda(const AttentionProblem& pr, SdpaKernel kernel) {
   const AttentionShape& sh = pr.shape;
   const cudaStream_t stream = dattn::cuda::stream_or_current(pr.stream);
   Params prm{};
@@ -252,6 +268,7 @@ void sdpa_attention_cuda(const AttentionProblem& pr) {
   if (blocks > std::numeric_limits<int>::max())
     throw UserError("sdpa (cuda): " + sh.describe() + " needs " + std::to_string(blocks) +
                     " blocks, more than one launch takes");
+  const bool gemm = resolve_kernel(pr, kernel) == SdpaKernel::Gemm;
 
   std::optional<StreamBuffer> lengths;
   if (!pr.key_lengths.empty()) {
@@ -259,6 +276,16 @@ void sdpa_attention_cuda(const AttentionProblem& pr) {
     lengths.emplace(bytes, stream);
     lengths->upload(pr.key_lengths.data(), bytes);
     prm.key_lengths = static_cast<const std::int64_t*>(lengths->get());
+  }
+  // The GEMM kernel computes every row but those it marks; the row kernel then computes exactly those.
+  std::optional<StreamBuffer> marked;
+  if (gemm) {
+    const std::size_t rows = std::size_t(sh.batch * sh.heads_q * sh.seq_q);
+    marked.emplace(rows, stream);
+    auto* marks = static_cast<std::uint8_t*>(marked->get());
+    DATTN_CUDA_CHECK(cudaMemsetAsync(marks, 0, rows, stream));
+    sdpa_gemm_attention(pr, prm.key_lengths, marks, stream);
+    prm.only_rows = marks;
   }
   switch (sh.dtype) {
     case DType::F32: launch<float>(prm, unsigned(blocks), stream); break;
