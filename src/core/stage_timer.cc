@@ -1,7 +1,9 @@
 #include "dattn/core/stage_timer.h"
 
+#include <atomic>
 #include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "core/stage_timer_events.h"
@@ -19,11 +21,16 @@ struct Record {
   std::shared_ptr<RunContext> context;
 };
 
+// Only the thread that called enable() records: a load running ahead on another thread (its own time is
+// reported apart) would otherwise race on `records` and mix its work into the stage being timed.
 struct State {
-  bool on = false;
+  std::atomic<bool> on{false};
+  std::thread::id owner;  // written before `on` is set, read after it is seen set
   Device device = Device::CPU;
   std::vector<Record> records;
 };
+
+bool records_here(const State& s) { return s.on.load(std::memory_order_acquire) && std::this_thread::get_id() == s.owner; }
 
 State& state() {
   static State s;
@@ -39,13 +46,15 @@ double now_ms() {
 void StageTimer::enable(Device device) {
   State& s = state();
   if (device == Device::CUDA && !built_with_cuda()) throw UserError("stage timing on cuda: built without CUDA");
-  s.on = true;
+  s.on.store(false, std::memory_order_release);
+  s.owner = std::this_thread::get_id();
   s.device = device;
   s.records.clear();
+  s.on.store(true, std::memory_order_release);
 }
 
-void StageTimer::disable() { state().on = false; }
-bool StageTimer::enabled() { return state().on; }
+void StageTimer::disable() { state().on.store(false, std::memory_order_release); }
+bool StageTimer::enabled() { return state().on.load(std::memory_order_acquire); }
 
 std::map<std::string, double> StageTimer::collect() {
   State& s = state();
@@ -60,7 +69,7 @@ std::map<std::string, double> StageTimer::collect() {
 
 StageScope::StageScope(const char* stage) {
   State& s = state();
-  if (!s.on) return;
+  if (!records_here(s)) return;
   stage_ = stage;
   slot_ = static_cast<long long>(s.records.size());
   s.records.push_back({stage});
@@ -76,7 +85,7 @@ StageScope::StageScope(const char* stage) {
 StageScope::~StageScope() {
   if (slot_ < 0) return;
   State& s = state();
-  if (!s.on || static_cast<std::size_t>(slot_) >= s.records.size()) return;  // collected meanwhile
+  if (!records_here(s) || static_cast<std::size_t>(slot_) >= s.records.size()) return;  // collected meanwhile
   Record& r = s.records[static_cast<std::size_t>(slot_)];
   if (r.context)
     stage_events::end(*r.context, static_cast<std::size_t>(slot_));

@@ -2,8 +2,9 @@
 // Time per stage (attention, GEMM, ...) for benchmarks and run summaries. Off by default, when a scope
 // costs one branch. When enabled, each StageScope adds the time of the work it encloses to its stage:
 // on Device::CUDA with a pair of CUDA events on the stream of the context current when the scope began
-// (asynchronous; collect() waits), on the CPU with a steady clock. Scopes of the same stage must not nest. Not thread-safe: one model
-// runs at a time.
+// (asynchronous; collect() waits), on the CPU with a steady clock. Scopes of the same stage must not nest. Only the thread
+// that called enable() records (one model runs at a time there); scopes on other threads, such as a load
+// running ahead of its stage, cost one check and record nothing.
 #include <map>
 #include <string>
 
