@@ -23,6 +23,7 @@
 // (11440 tokens, 24 heads x 128, bf16) ~0.8 s, about 2 TFLOP/s.
 #include "attention/backends/torch_sdpa/cuda/sdpa_cuda.h"
 
+#include "attention/backends/torch_sdpa/cuda/f32_values.cuh"
 #include "attention/backends/torch_sdpa/cuda/sdpa_gemm.h"
 
 #include <cuda_bf16.h>
@@ -43,19 +44,6 @@ namespace {
 
 constexpr int kWarps = 4;                // query rows per block, one warp each
 constexpr std::int64_t kKeyChunk = 256;  // keys per partial sum (blocked summation)
-
-__device__ __forceinline__ float to_f32(float x) { return x; }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
-
-template <typename T>
-__device__ __forceinline__ T from_f32(float x);
-template <>
-__device__ __forceinline__ float from_f32<float>(float x) { return x; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-template <>
-__device__ __forceinline__ __half from_f32<__half>(float x) { return __float2half_rn(x); }
 
 // Butterfly sum: every lane ends with the same bits (fp32 addition is commutative, and each step
 // adds the same two values in both partner lanes).

@@ -22,6 +22,7 @@
 #include <set>
 #include <utility>
 
+#include "attention/backends/torch_sdpa/cuda/f32_values.cuh"
 #include "attention/backends/torch_sdpa/cuda/strided_gemm.h"
 #include "core/cuda/check.cuh"
 #include "core/cuda/cublaslt_check.cuh"
@@ -34,12 +35,6 @@ constexpr std::int64_t kScoreBytes = std::int64_t{256} << 20;
 constexpr int kSoftmaxThreads = 256;
 constexpr int kCopyThreads = 256;
 
-__device__ __forceinline__ float to_f32(float x) { return x; }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_f32(__half x) { return __half2float(x); }
-__device__ __forceinline__ void store(float* p, float x) { *p = x; }
-__device__ __forceinline__ void store(__nv_bfloat16* p, float x) { *p = __float2bfloat16_rn(x); }
-__device__ __forceinline__ void store(__half* p, float x) { *p = __float2half_rn(x); }
 
 // v of batch item b ([Sk, Hkv, D]) to fp32; bad_v[hkv * Sk + j] = 1 where key j's vector is not finite.
 template <typename T>
@@ -56,7 +51,7 @@ __global__ void values_to_f32(const T* v, float* v32, std::uint8_t* bad_v, std::
 template <typename T>
 __global__ void out_from_f32(const float* o32, T* out, std::int64_t n) {
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < n; e += std::int64_t(gridDim.x) * blockDim.x)
-    store(out + e, o32[e]);
+    out[e] = from_f32<T>(o32[e]);
 }
 
 struct SoftmaxParams {
