@@ -83,14 +83,19 @@ if(DATTN_HAVE_NCCL)
   target_link_libraries(dattn_parallel PRIVATE ${NCCL_LIBRARY})
 endif()
 
+# cuBLASLt for a layer's GEMMs: the static library when the toolkit has one, so the binary needs no extra
+# .so on the GPU machine (CUDA 13 here ships only libcublasLt.so).
+function(dattn_link_cublaslt target)
+  if(TARGET CUDA::cublasLt_static)
+    target_link_libraries(${target} PRIVATE CUDA::cublasLt_static)
+  else()
+    target_link_libraries(${target} PRIVATE CUDA::cublasLt)
+  endif()
+endfunction()
+
 dattn_add_layer(attention DEPS dattn_core)
 if(DATTN_HAVE_CUDA)
-  # cuBLASLt for TORCH_SDPA's GEMM kernel (static when the toolkit has it, as for dattn_ops below).
-  if(TARGET CUDA::cublasLt_static)
-    target_link_libraries(dattn_attention PRIVATE CUDA::cublasLt_static)
-  else()
-    target_link_libraries(dattn_attention PRIVATE CUDA::cublasLt)
-  endif()
+  dattn_link_cublaslt(dattn_attention)  # TORCH_SDPA's GEMM kernel
 endif()
 # SPARSE_BLOCK's mask sums must round like the CUDA estimator's separate multiplies and adds: no fused
 # multiply-add contraction, whatever -march a build adds (GCC contracts by default where FMA exists).
@@ -100,13 +105,7 @@ set_source_files_properties(${PROJECT_SOURCE_DIR}/src/attention/backends/sparse_
 dattn_add_layer(ops DEPS dattn_core)
 target_link_libraries(dattn_ops PRIVATE PkgConfig::OPENBLAS)  # CPU GEMM
 if(DATTN_HAVE_CUDA)
-  # cuBLASLt for the GEMMs of src/ops/cuda; the static library when the toolkit has one, so the binary
-  # needs no extra .so on the GPU machine (CUDA 13 here ships only libcublasLt.so).
-  if(TARGET CUDA::cublasLt_static)
-    target_link_libraries(dattn_ops PRIVATE CUDA::cublasLt_static)
-  else()
-    target_link_libraries(dattn_ops PRIVATE CUDA::cublasLt)
-  endif()
+  dattn_link_cublaslt(dattn_ops)  # the GEMMs of src/ops/cuda
   target_link_libraries(dattn_ops PRIVATE dattn_cudnn)  # ops::CausalConv3d's convolutions (cmake/Cuda.cmake)
 endif()
 
