@@ -14,8 +14,12 @@
 
 namespace dattn {
 
-void write_safetensors(const std::string& path, const std::vector<WrittenTensor>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+namespace {
+
+// The 8-byte header length and the JSON header, padded. With `check_given`, each tensor's bytes or data
+// must be its shape's size.
+std::string prefix_bytes(const std::string& path, const std::vector<WrittenTensor>& tensors,
+                         const std::map<std::string, std::string>& metadata, bool check_given) {
   auto fail = [&](const std::string& name, const std::string& what) {
     throw UserError(path + ": " + (name.empty() ? "" : "tensor '" + name + "': ") + what);
   };
@@ -33,29 +37,43 @@ void write_safetensors(const std::string& path, const std::vector<WrittenTensor>
       if (d < 0) fail(t.name, "negative dimension " + std::to_string(d));
       if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes)) fail(t.name, "size overflows");
     }
-    if (t.data && !t.bytes.empty()) fail(t.name, "both a byte vector and a data pointer given");
-    const std::size_t given = t.data ? t.size : t.bytes.size();
-    if (bytes != given)
-      fail(t.name, std::to_string(given) + " bytes given, the shape and dtype need " + std::to_string(bytes));
+    if (check_given) {
+      if (t.data && !t.bytes.empty()) fail(t.name, "both a byte vector and a data pointer given");
+      const std::size_t given = t.data ? t.size : t.bytes.size();
+      if (bytes != given)
+        fail(t.name, std::to_string(given) + " bytes given, the shape and dtype need " + std::to_string(bytes));
+    }
     header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // align the data section to 8 bytes
+  const std::uint64_t n = text.size();            // little-endian host, as the reader asserts
+  std::string out(reinterpret_cast<const char*>(&n), sizeof n);
+  return out + text;
+}
 
+}  // namespace
+
+std::string safetensors_prefix(const std::string& path, const std::vector<WrittenTensor>& tensors,
+                               const std::map<std::string, std::string>& metadata) {
+  return prefix_bytes(path, tensors, metadata, /*check_given=*/false);
+}
+
+void write_safetensors(const std::string& path, const std::vector<WrittenTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string prefix = prefix_bytes(path, tensors, metadata, /*check_given=*/true);
   // Written under a temporary name and renamed when complete: an existing file is replaced whole.
   PendingFile file(path);
   std::ofstream out(file.temp(), std::ios::binary | std::ios::trunc);
-  if (!out) fail("", std::string("cannot open for writing: ") + std::strerror(errno));
-  const std::uint64_t n = text.size();  // little-endian host, as the reader asserts
-  out.write(reinterpret_cast<const char*>(&n), sizeof n);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) throw UserError(path + ": cannot open for writing: " + std::strerror(errno));
+  out.write(prefix.data(), static_cast<std::streamsize>(prefix.size()));
   for (const WrittenTensor& t : tensors) {
     const char* src = t.data ? static_cast<const char*>(t.data) : reinterpret_cast<const char*>(t.bytes.data());
     out.write(src, static_cast<std::streamsize>(t.data ? t.size : t.bytes.size()));
   }
   out.close();
-  if (!out) fail("", "write failed (disk full?)");
+  if (!out) throw UserError(path + ": write failed (disk full?)");
   file.commit();
 }
 

@@ -162,19 +162,25 @@ Tensor softmax(const Tensor& x, float scale) {
   detail::no_kernel(op, x.device());
 }
 
-Tensor video_to_rgb_frames(const Tensor& video) {
+Tensor video_to_rgb_frames(const Tensor& video, std::int64_t first, std::int64_t count) {
   const StageScope timed("video_to_rgb_frames");
   constexpr const char* op = "video_to_rgb_frames";
   detail::require_f32(op, "video", video);
   detail::require_ndim(op, "video", video, 5, "[1, C, F, H, W]");
   if (video.dim(0) != 1) mismatch(op, "video " + video.describe() + ": expected one video (batch 1)");
+  const std::int64_t f = video.dim(2);
+  if (count < 0) count = f - first;
+  if (first < 0 || first > f || count < 0 || count > f - first)
+    mismatch(op, "frames [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of video " +
+                     video.describe() + ": expected a range within its " + std::to_string(f) + " frames");
   switch (video.device()) {
-    case Device::CPU: return cpu::video_to_rgb_frames(video);
+    case Device::CPU: return cpu::video_to_rgb_frames(video, first, count);
     case Device::CUDA: {
 #ifdef DATTN_WITH_CUDA
-      const std::int64_t c = video.dim(1), f = video.dim(2), h = video.dim(3), w = video.dim(4);
-      Tensor frames = Tensor::empty({f, h, w, c}, DType::F32, Device::CUDA);
-      cuda::video_to_rgb_frames(video.data_as<float>(), frames.data_as<float>(), c, f * h * w);
+      const std::int64_t c = video.dim(1), h = video.dim(3), w = video.dim(4);
+      Tensor frames = Tensor::empty({count, h, w, c}, DType::F32, Device::CUDA);
+      cuda::video_to_rgb_frames(video.data_as<float>() + first * h * w, frames.data_as<float>(), c, count * h * w,
+                                f * h * w);
       return frames;
 #else
       break;

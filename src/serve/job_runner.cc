@@ -4,8 +4,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "dattn/core/error.h"
 #include "dattn/io/video_writer.h"
@@ -25,8 +28,10 @@ nlohmann::json report_json(const GenerationReport& report) {
   return {{"stage_ms", stages}, {"stage_memory", memory}, {"guidance_scale", report.guidance_scale}};
 }
 
-GenerationResult JobRunner::generate(Job& job, const GenerationRequest& request) {
+GenerationResult JobRunner::generate(Job& job, const GenerationRequest& request,
+                                     std::function<void(const Tensor&)> on_frames) {
   ProgressObserver observer;
+  observer.on_frames = std::move(on_frames);
   observer.on_step = [&](int i, int, double, const Tensor&, double step_ms) {
     metrics_.observe_step(step_ms);
     if (job.persisted) store_.set_progress(job.id, i + 1);
@@ -44,12 +49,19 @@ void JobRunner::run_video(Job& job) {
     return;
   }
   job.state = JobState::InProgress;
-  GenerationResult result = generate(job, job.request);
   const std::string path = video_path(output_dir_, job.id, format_);
   VideoWriteOptions video;
   video.fps = job.fps;
+  // The frames are encoded as the VAE hands them over (made at the first, after the request's checks);
+  // "writing" is what is left after the run.
+  std::optional<VideoStreamWriter> writer;
+  GenerationResult result = generate(job, job.request, [&](const Tensor& frames) {
+    if (!writer) writer.emplace(path, job.request.num_frames, job.request.height, job.request.width, video);
+    writer->add(frames);
+  });
   const auto write_start = std::chrono::steady_clock::now();
-  write_video(path, result.frames, video);
+  if (!writer) throw std::logic_error("job " + job.id + ": the pipeline handed over no frames");
+  writer->finish();
   // The file written is a stage of the report, as `dattn generate` reports it: what a client waits for
   // beyond the stages is the queue and HTTP.
   const double write_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - write_start).count();

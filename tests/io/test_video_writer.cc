@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "dattn/core/error.h"
 #include "dattn/io/safetensors.h"
@@ -207,6 +208,104 @@ TEST_F(VideoWriterTest, NonFiniteFramesAreNeverWritten) {
     }
     EXPECT_TRUE(fs::is_empty(dir_)) << name << ": a refused write left files behind";
   }
+}
+
+// The stream writer given the frames in pieces writes what write_video writes given them at once.
+std::vector<char> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::string> write_in_pieces(const std::string& path, const Tensor& frames,
+                                         const std::vector<std::int64_t>& pieces) {
+  VideoStreamWriter writer(path, frames.dim(0), frames.dim(1), frames.dim(2));
+  std::int64_t at = 0;
+  for (std::int64_t n : pieces) {
+    writer.add(frames.narrow0(at, n));
+    at += n;
+  }
+  return writer.finish();
+}
+
+TEST_F(VideoWriterTest, StreamedPiecesWriteWhatOneCallWrites) {
+  const Tensor frames = Tensor::from_f64(pattern(9, 16, 24, true), {9, 16, 24, 3}, DType::F32);
+  std::vector<std::string> names = {".safetensors"};
+#ifdef DATTN_WITH_FFMPEG
+  names.insert(names.end(), {".png", ".mp4"});
+#endif
+  for (const std::string& ext : names) {
+    const std::vector<std::string> whole = write_video(path("whole" + ext), frames);
+    const std::vector<std::string> pieces = write_in_pieces(path("pieces" + ext), frames, {1, 4, 4});
+    ASSERT_EQ(whole.size(), pieces.size()) << ext;
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+      if (ext == ".mp4") {  // x264's bytes may differ between encoder instances; the pictures may not
+        const DecodedVideo a = read_video_rgb(whole[i]), b = read_video_rgb(pieces[i]);
+        EXPECT_EQ(a.frames, 9);
+        EXPECT_EQ(a.rgb, b.rgb);
+      } else {
+        EXPECT_EQ(file_bytes(whole[i]), file_bytes(pieces[i])) << whole[i] << " vs " << pieces[i];
+      }
+    }
+  }
+}
+
+// A NaN in a later piece: the earlier pieces were already encoded, yet nothing is written, an existing
+// file stays as it was, and the error counts and places the bad values over the whole video.
+TEST_F(VideoWriterTest, StreamedNonFiniteFrameLeavesNoFile) {
+  std::vector<double> v = pattern(5, 4, 4, false);
+  v[(3 * 4 * 4 + 1 * 4 + 2) * 3 + 0] = NAN;  // frame 3, row 1, column 2, channel 0
+  v[(4 * 4 * 4) * 3 + 2] = -INFINITY;
+  const Tensor frames = Tensor::from_f64(v, {5, 4, 4, 3}, DType::F32);
+  std::vector<std::string> names = {"s.safetensors"};
+#ifdef DATTN_WITH_FFMPEG
+  names.insert(names.end(), {"s.mp4", "s.png"});
+#endif
+  for (const std::string& name : names) {
+    const bool sequence = name == "s.png";
+    if (!sequence) std::ofstream(path(name)) << "old";
+    try {
+      write_in_pieces(path(name), frames, {1, 2, 2});
+      ADD_FAILURE() << name << ": non-finite frames were written";
+    } catch (const NumericError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("2 of 240 frame values are NaN or Inf"), std::string::npos) << m;
+      EXPECT_NE(m.find("the first at frame 3, row 1, column 2, channel 0"), std::string::npos) << m;
+    }
+    if (sequence) {
+      EXPECT_TRUE(fs::is_empty(dir_)) << name << ": a refused write left files behind";
+    } else {
+      EXPECT_EQ(file_bytes(path(name)), (std::vector<char>{'o', 'l', 'd'})) << name;
+      EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1) << name << ": temporaries left";
+      fs::remove(path(name));
+    }
+  }
+}
+
+// A run that fails mid-way destroys its writer: no file, no temporary; a wrong count or size is a
+// UserError naming the numbers.
+TEST_F(VideoWriterTest, StreamWriterRefusesWhatDoesNotFit) {
+  const Tensor frames = Tensor::from_f64(pattern(3, 4, 6, false), {3, 4, 6, 3}, DType::F32);
+  {
+    VideoStreamWriter writer(path("a.safetensors"), 3, 4, 6);
+    writer.add(frames.narrow0(0, 2));
+  }
+  EXPECT_TRUE(fs::is_empty(dir_)) << "an abandoned writer left files behind";
+  expect_user_error([&] {
+    VideoStreamWriter writer(path("a.safetensors"), 3, 4, 6);
+    writer.add(frames.narrow0(0, 2));
+    writer.finish();
+  }, "2 of the video's 3 frames were given");
+  expect_user_error([&] {
+    VideoStreamWriter writer(path("a.safetensors"), 2, 4, 6);
+    writer.add(frames);
+  }, "3 frames given to a video of 2");
+  expect_user_error([&] {
+    VideoStreamWriter writer(path("a.safetensors"), 3, 4, 8);
+    writer.add(frames);
+  }, "do not fit a 8x4 video");
+  expect_user_error([&] { VideoStreamWriter(path("a.safetensors"), 0, 4, 6); }, "no pixels");
+  expect_user_error([&] { VideoStreamWriter(path("a.avi"), 3, 4, 6); }, "unsupported extension");
+  EXPECT_TRUE(fs::is_empty(dir_)) << "refused writers left files behind";
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "dattn/core/error.h"
@@ -161,6 +162,31 @@ TEST(FrameOps, VideoToRgbFramesIsDiffusersPostprocess) {
     EXPECT_EQ(bad, 0);
     EXPECT_EQ(nan_seen, 1) << "a NaN is written as NaN, not clamped away";
     EXPECT_THROW(ops::video_to_rgb_frames(dev.put(Tensor::zeros({2, c, f, h, w}, DType::F32))), UserError);  // batch 2
+  }
+}
+
+// A range of frames (what a streaming decode takes) is exactly those frames of the whole conversion;
+// a range outside the video is a UserError.
+TEST(FrameOps, VideoToRgbFramesOfARangeAreThoseOfTheWhole) {
+  std::mt19937 rng(5);
+  const i64 c = 3, f = 5, h = 3, w = 5;
+  for (const Device d : frame_op_devices()) {
+    SCOPED_TRACE(device_name(d));
+    const FrameOpDevice dev(d);
+    const Tensor video = dev.put(random_f32({1, c, f, h, w}, rng, 1.5f));
+    const std::vector<float> whole = ops::video_to_rgb_frames(video).to_f32_vector();
+    const i64 frame = h * w * c;
+    for (const auto& [first, count] : std::vector<std::pair<i64, i64>>{{0, 1}, {1, 4}, {2, 2}, {4, 1}, {5, 0}}) {
+      const Tensor part = ops::video_to_rgb_frames(video, first, count);
+      ASSERT_EQ(part.shape(), (Shape{count, h, w, c}));
+      EXPECT_EQ(part.to_f32_vector(), std::vector<float>(whole.begin() + first * frame,
+                                                         whole.begin() + (first + count) * frame))
+          << "frames [" << first << ", " << first + count << ")";
+    }
+    EXPECT_EQ(ops::video_to_rgb_frames(video, 3).dim(0), 2) << "count -1: to the end";
+    EXPECT_THROW(ops::video_to_rgb_frames(video, 4, 2), UserError);
+    EXPECT_THROW(ops::video_to_rgb_frames(video, -1, 1), UserError);
+    EXPECT_THROW(ops::video_to_rgb_frames(video, 6), UserError);
   }
 }
 

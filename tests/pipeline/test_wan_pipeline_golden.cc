@@ -1,6 +1,7 @@
 // The whole Wan text-to-video pipeline against diffusers (tests/golden/wan_tiny/cases/pipeline_t2v_fp32):
 // float32 on the CPU from the same initial noise, compared stage by stage in pipeline order (text
 // embeddings, the latents after every step, the video), so a failure names the first stage that disagrees.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,18 @@ struct Stage {
 };
 
 // The stages a run produces, in pipeline order, each matched with the golden tensor of the same name.
+// The frames handed over during the decode are the result's frames, in the pieces the VAE decodes
+// (the first latent frame gives one frame, each later one four).
 std::vector<Stage> run_stages(Pipeline& pipeline, const GenerationRequest& request, GenerationResult& result) {
   std::vector<Stage> stages;
   ProgressObserver observer;
+  std::vector<std::int64_t> pieces;
+  std::vector<double> streamed;
+  observer.on_frames = [&](const Tensor& frames) {
+    pieces.push_back(frames.dim(0));
+    const std::vector<double> v = frames.to_f64_vector();
+    streamed.insert(streamed.end(), v.begin(), v.end());
+  };
   observer.on_conditioning = [&](const Conditioning& prompt, const Conditioning* negative) {
     stages.push_back({"text.prompt_embeds", prompt.at(kWanTextInput).to_f64_vector()});
     ASSERT_NE(negative, nullptr);
@@ -44,6 +54,11 @@ std::vector<Stage> run_stages(Pipeline& pipeline, const GenerationRequest& reque
   };
   result = pipeline.run(request, observer);
   stages.push_back({"output.video", result.frames.to_f64_vector()});
+  const std::int64_t latent_frames = (request.num_frames - 1) / 4 + 1;
+  std::vector<std::int64_t> want_pieces(static_cast<std::size_t>(latent_frames), 4);
+  want_pieces[0] = 1;
+  EXPECT_EQ(pieces, want_pieces);
+  EXPECT_EQ(streamed, stages.back().got) << "the frames handed over differ from the result's";
   return stages;
 }
 

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -93,11 +95,13 @@ void print_progress(const char* tag, int i, int n, double t, double step_ms, dou
 
 // Runs the pipeline once, recording what a validation compares. `full`, when given, receives the whole
 // result.
+// `on_frames`: the observer's, to write the video while it decodes.
 RunRecord run_recorded(Pipeline& pipeline, const GenerationRequest& request, const char* tag, bool keep_latents,
-                       GenerationResult* full = nullptr) {
+                       GenerationResult* full = nullptr, std::function<void(const Tensor&)> on_frames = {}) {
   RunRecord rec;
   double elapsed_ms = 0;
   ProgressObserver observer;
+  observer.on_frames = std::move(on_frames);
   observer.on_step = [&](int i, int n, double t, const Tensor&, double step_ms) {
     elapsed_ms += step_ms;
     print_progress(tag, i, n, t, step_ms, elapsed_ms);
@@ -205,7 +209,13 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
 
   if (o.op_times) StageTimer::enable(options.device);  // after the warm-up: the timed run's ops only
   GenerationResult result;
-  RunRecord record = run_recorded(*pipeline, request, "dattn", validate, &result);
+  // Rank 0 encodes the frames as the VAE hands them over; what is left after the run is "writing". A run
+  // that fails leaves no file (the writer's temporary is removed).
+  std::optional<VideoStreamWriter> writer;
+  if (root) writer.emplace(o.output, o.num_frames, o.height, o.width, video);
+  RunRecord record = run_recorded(*pipeline, request, "dattn", validate, &result,
+                                  writer ? [&](const Tensor& frames) { writer->add(frames); }
+                                         : std::function<void(const Tensor&)>{});
   if (o.op_times) StageTimer::disable();
   std::vector<std::pair<std::string, double>>& stage_ms = result.report.stage_ms;
   const std::vector<StageMemory>& stage_memory = result.report.stage_memory;
@@ -214,7 +224,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
 
   const auto write_start = std::chrono::steady_clock::now();
   GenerateReport report;
-  report.files = write_video(o.output, result.frames, video);
+  report.files = writer->finish();
   stage_ms.emplace_back("writing", ms_since(write_start));
 
   report.model = o.model;

@@ -27,4 +27,10 @@ struct WrittenTensor {
 void write_safetensors(const std::string& path, const std::vector<WrittenTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
+// The bytes before the data section of that file (header length and header), the sizes taken from the
+// shapes (`bytes` and `data` are not read): for a writer that streams the tensors' data after them, in
+// the order given (a video written as its frames are decoded). Same UserErrors otherwise.
+std::string safetensors_prefix(const std::string& path, const std::vector<WrittenTensor>& tensors,
+                               const std::map<std::string, std::string>& metadata = {});
+
 }  // namespace dattn

@@ -7,6 +7,8 @@
 // to [0,1] and quantized as diffusers' numpy_to_pil does, round(x * 255) (diffusers' export_to_video
 // truncates instead; rounding is the unbiased choice and at most one level apart). The safetensors
 // output keeps the values as given, converted to float32.
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,5 +40,35 @@ void check_frame_size(const std::string& path, std::int64_t height, std::int64_t
 // std::runtime_error when encoding fails.
 std::vector<std::string> write_video(const std::string& path, const Tensor& frames,
                                      const VideoWriteOptions& options = {});
+
+// A video written as its frames arrive (a VAE handing over a few frames at a time): the frames are
+// checked, quantized and encoded on a thread of the writer's own while the caller goes on, and the files
+// appear only at finish(), as write_video's do. Same formats, checks and errors as write_video, which is
+// this writer given every frame at once.
+class VideoStreamWriter {
+ public:
+  // The whole video's size. Runs check_output_path and check_frame_size (UserError) and opens the
+  // encoder at a temporary name.
+  VideoStreamWriter(const std::string& path, std::int64_t frames, std::int64_t height, std::int64_t width,
+                    const VideoWriteOptions& options = {});
+  // Without finish() (the run failed), stops the thread and leaves no file: an existing one stays as it was.
+  ~VideoStreamWriter();
+  VideoStreamWriter(const VideoStreamWriter&) = delete;
+  VideoStreamWriter& operator=(const VideoStreamWriter&) = delete;
+
+  // The next frames [n, H, W, 3] (or [1, n, H, W, 3]), fp32 or fp64 in [0, 1], host or device. Host frames
+  // are read later, on the writer's thread, without a copy: leave them unchanged until finish(). Throws
+  // UserError for a shape, dtype or count that does not fit the video, and rethrows a failure of the
+  // encoding so far (the video cannot be finished).
+  void add(const Tensor& frames);
+  // Waits for the encoding and puts the files in place; returns them (several for a png sequence).
+  // Throws NumericError (nothing written) when any frame held NaN or Inf, UserError when fewer frames
+  // came than the video has, std::runtime_error when encoding failed. Call it once.
+  std::vector<std::string> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace dattn

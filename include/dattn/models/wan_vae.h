@@ -5,6 +5,7 @@
 // by a few frames at the output resolution. CPU (float32) or CUDA (float32 activations, convolutions
 // through cuDNN with TF32 tensor cores by default).
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,7 +95,12 @@ class WanVae {
   // (ops::CausalConv3d and the frame ops). CPU: the convolutions run on the OpenMP threads with OpenBLAS
   // set to one thread meanwhile (ops' BlasSingleThread): do not run other OpenBLAS work concurrently from
   // another thread. CUDA: on the current run context's stream; returns after the GPU finished.
-  Tensor decode(const Tensor& z) const;
+  // `frames_done`, when given, is called whenever more output frames are final in the video (its
+  // storage is the one returned): (video, batch item, frames of that item done so far), so that a caller
+  // can take them while the rest decodes (after each latent frame). The frames are queued on the
+  // stream, not yet finished.
+  using FramesDone = std::function<void(const Tensor& video, std::int64_t b, std::int64_t frames_done)>;
+  Tensor decode(const Tensor& z, const FramesDone& frames_done = {}) const;
 
   // For tests: the most bytes the mid-block attention's score block may take (its queries are processed
   // in blocks of rows that fit); 0 restores the default.

@@ -97,6 +97,11 @@ struct ProgressObserver {
   std::function<void(int i, int n, double timestep, const Tensor& latents, double step_ms)> on_step;
   // Asked before every step; true stops the run with RunCancelled.
   std::function<bool()> cancelled;
+  // During the VAE decode: the next frames of the video, [n, H, W, 3] float32 in [0, 1] on the host, finite,
+  // in order, as the VAE finishes them (a writer encodes them while the rest decodes; a VAE that does not
+  // decode frame by frame hands over the whole video at the end). All of them together are the result's
+  // frames, and share its memory: read them, do not change them.
+  std::function<void(const Tensor& frames)> on_frames;
 };
 
 // Thrown by run() when the observer's `cancelled` said so.

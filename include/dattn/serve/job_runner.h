@@ -3,6 +3,7 @@
 // store, stops at the next step when cancelled, writes the video under --output-dir in the server's
 // --video-format and records how the job ended. Never throws: every failure becomes the job's error.
 #include <atomic>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -27,7 +28,8 @@ class JobRunner {
   void operator()(Job& job);
 
  private:
-  GenerationResult generate(Job& job, const GenerationRequest& request);
+  // `on_frames`: the observer's (the video written while it decodes).
+  GenerationResult generate(Job& job, const GenerationRequest& request, std::function<void(const Tensor&)> on_frames = {});
   void run_video(Job& job);
   void run_images(Job& job);
 

@@ -26,19 +26,11 @@ namespace {
 Tensor on_host(const Tensor& frames) { return frames.device() == Device::CPU ? frames : frames.to(Device::CPU); }
 
 template <class T>
-void require_finite_values(const T* v, std::size_t n, const Shape& shape, const std::string& path) {
-  std::size_t bad = 0, first = 0;
+NonFiniteValues find_nonfinite_values(const T* v, std::size_t n) {
+  NonFiniteValues found;
   for (std::size_t i = 0; i < n; ++i)
-    if (!std::isfinite(v[i]) && bad++ == 0) first = i;
-  if (bad == 0) return;
-  // Position of the first one in [F, H, W, 3] (a leading batch of 1 is folded away: F*H*W*3 elements).
-  const std::int64_t w = shape[shape.size() - 2], h = shape[shape.size() - 3];
-  const std::int64_t c = std::int64_t(first) % 3, x = std::int64_t(first) / 3 % w, y = std::int64_t(first) / 3 / w % h,
-                     f = std::int64_t(first) / 3 / w / h;
-  throw NumericError(path + ": " + std::to_string(bad) + " of " + std::to_string(n) +
-                     " frame values are NaN or Inf (the first at frame " + std::to_string(f) + ", row " +
-                     std::to_string(y) + ", column " + std::to_string(x) + ", channel " + std::to_string(c) +
-                     "); nothing written");
+    if (!std::isfinite(v[i]) && found.count++ == 0) found.first = i;
+  return found;
 }
 
 template <class T>
@@ -55,12 +47,23 @@ std::vector<std::uint8_t> quantize(const T* v, std::size_t n, const std::string&
 
 }  // namespace
 
-void require_finite(const Tensor& frames, const std::string& path) {
+NonFiniteValues find_nonfinite(const Tensor& frames) {
   const Tensor h = on_host(frames);
   const auto n = static_cast<std::size_t>(h.numel());
-  if (h.dtype() == DType::F64) return require_finite_values(h.data_as<double>(), n, h.shape(), path);
-  if (h.dtype() == DType::F32) return require_finite_values(h.data_as<float>(), n, h.shape(), path);
-  require_finite_values(h.to(DType::F32).data_as<float>(), n, h.shape(), path);
+  if (h.dtype() == DType::F64) return find_nonfinite_values(h.data_as<double>(), n);
+  if (h.dtype() == DType::F32) return find_nonfinite_values(h.data_as<float>(), n);
+  return find_nonfinite_values(h.to(DType::F32).data_as<float>(), n);
+}
+
+void throw_nonfinite(const NonFiniteValues& bad, std::size_t values, const FrameGeometry& g, const std::string& path) {
+  // Position of the first one in [F, H, W, 3].
+  const auto first = static_cast<std::int64_t>(bad.first);
+  const std::int64_t c = first % 3, x = first / 3 % g.width, y = first / 3 / g.width % g.height,
+                     f = first / 3 / g.width / g.height;
+  throw NumericError(path + ": " + std::to_string(bad.count) + " of " + std::to_string(values) +
+                     " frame values are NaN or Inf (the first at frame " + std::to_string(f) + ", row " +
+                     std::to_string(y) + ", column " + std::to_string(x) + ", channel " + std::to_string(c) +
+                     "); nothing written");
 }
 
 std::vector<std::uint8_t> quantize_frames(const Tensor& frames, const std::string& path) {

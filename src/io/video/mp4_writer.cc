@@ -43,22 +43,34 @@ void encode(AVCodecContext* ctx, AVFrame* frame, AVFormatContext* oc, AVStream* 
 
 }  // namespace
 
-void write_mp4(const std::string& path, const std::vector<std::uint8_t>& rgb, const FrameGeometry& g,
-               const VideoWriteOptions& options) {
+struct Mp4Stream::State {
+  std::string path;
+  OutputPtr oc;
+  AVStream* st = nullptr;
+  av::CodecContextPtr ctx;
+  av::SwsPtr sws;
+  std::int64_t next_pts = 0;
+};
+
+Mp4Stream::Mp4Stream(const std::string& path, const FrameGeometry& g, const VideoWriteOptions& options)
+    : state_(std::make_unique<State>()) {
   // x264 prints statistics at FFmpeg's default log level; keep only errors (a process-wide setting).
   static std::once_flag quiet;
   std::call_once(quiet, [] { av_log_set_level(AV_LOG_ERROR); });
+  State& s = *state_;
+  s.path = path;
 
   const AVCodec* codec = avcodec_find_encoder_by_name(options.h264_encoder.c_str());
   if (!codec) throw UserError(path + ": this FFmpeg has no encoder '" + options.h264_encoder + "' for H.264");
   AVFormatContext* raw = nullptr;
   av::check(avformat_alloc_output_context2(&raw, nullptr, "mp4", path.c_str()), path + ": creating the mp4 muxer");
-  OutputPtr oc(raw);
-  AVStream* st = avformat_new_stream(oc.get(), nullptr);
-  if (!st) throw std::bad_alloc();
+  s.oc.reset(raw);
+  s.st = avformat_new_stream(s.oc.get(), nullptr);
+  if (!s.st) throw std::bad_alloc();
 
-  av::CodecContextPtr ctx(avcodec_alloc_context3(codec));
-  if (!ctx) throw std::bad_alloc();
+  s.ctx.reset(avcodec_alloc_context3(codec));
+  if (!s.ctx) throw std::bad_alloc();
+  AVCodecContext* ctx = s.ctx.get();
   ctx->width = static_cast<int>(g.width);
   ctx->height = static_cast<int>(g.height);
   ctx->pix_fmt = AV_PIX_FMT_YUV420P;
@@ -68,46 +80,54 @@ void write_mp4(const std::string& path, const std::vector<std::uint8_t>& rgb, co
   ctx->colorspace = AVCOL_SPC_BT709;
   ctx->color_primaries = AVCOL_PRI_BT709;
   ctx->color_trc = AVCOL_TRC_BT709;
-  if (oc->oformat->flags & AVFMT_GLOBALHEADER) ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  if (s.oc->oformat->flags & AVFMT_GLOBALHEADER) ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
   AVDictionary* opts = nullptr;
   if (options.h264_encoder == "libx264") {
     av_dict_set(&opts, "crf", std::to_string(options.crf).c_str(), 0);
     av_dict_set(&opts, "preset", "medium", 0);
   }
-  const int opened = avcodec_open2(ctx.get(), codec, &opts);
+  const int opened = avcodec_open2(ctx, codec, &opts);
   av_dict_free(&opts);
   av::check(opened, path + ": opening the H.264 encoder '" + options.h264_encoder + "'");
-  av::check(avcodec_parameters_from_context(st->codecpar, ctx.get()), path + ": stream parameters");
-  st->time_base = ctx->time_base;
-  st->avg_frame_rate = ctx->framerate;
+  av::check(avcodec_parameters_from_context(s.st->codecpar, ctx), path + ": stream parameters");
+  s.st->time_base = ctx->time_base;
+  s.st->avg_frame_rate = ctx->framerate;
 
-  av::check(avio_open(&oc->pb, path.c_str(), AVIO_FLAG_WRITE), path + ": opening for writing");
-  av::check(avformat_write_header(oc.get(), nullptr), path + ": writing the mp4 header");
+  av::check(avio_open(&s.oc->pb, path.c_str(), AVIO_FLAG_WRITE), path + ": opening for writing");
+  av::check(avformat_write_header(s.oc.get(), nullptr), path + ": writing the mp4 header");
 
-  av::SwsPtr sws(sws_getContext(ctx->width, ctx->height, AV_PIX_FMT_RGB24, ctx->width, ctx->height,
-                                AV_PIX_FMT_YUV420P, kSwsFlags, nullptr, nullptr, nullptr));
-  if (!sws) throw std::runtime_error(path + ": no RGB to yuv420p conversion in this libswscale");
+  s.sws.reset(sws_getContext(ctx->width, ctx->height, AV_PIX_FMT_RGB24, ctx->width, ctx->height, AV_PIX_FMT_YUV420P,
+                             kSwsFlags, nullptr, nullptr, nullptr));
+  if (!s.sws) throw std::runtime_error(path + ": no RGB to yuv420p conversion in this libswscale");
   // Source RGB is full range; destination BT.709 limited range.
-  sws_setColorspaceDetails(sws.get(), sws_getCoefficients(SWS_CS_DEFAULT), 1, sws_getCoefficients(SWS_CS_ITU709), 0,
-                           0, 1 << 16, 1 << 16);
+  sws_setColorspaceDetails(s.sws.get(), sws_getCoefficients(SWS_CS_DEFAULT), 1, sws_getCoefficients(SWS_CS_ITU709),
+                           0, 0, 1 << 16, 1 << 16);
+}
 
-  const std::size_t frame_bytes = static_cast<std::size_t>(g.height * g.width * 3);
-  for (std::int64_t f = 0; f < g.frames; ++f) {
-    av::FramePtr frame(av_frame_alloc());
-    frame->format = AV_PIX_FMT_YUV420P;
-    frame->width = ctx->width;
-    frame->height = ctx->height;
-    frame->color_range = AVCOL_RANGE_MPEG;
-    frame->colorspace = AVCOL_SPC_BT709;
-    av::check(av_frame_get_buffer(frame.get(), 0), path + ": allocating a frame");
-    const std::uint8_t* src[1] = {rgb.data() + f * frame_bytes};
-    const int src_stride[1] = {ctx->width * 3};
-    sws_scale(sws.get(), src, src_stride, 0, ctx->height, frame->data, frame->linesize);
-    frame->pts = f;
-    encode(ctx.get(), frame.get(), oc.get(), st, path);
-  }
-  encode(ctx.get(), nullptr, oc.get(), st, path);
-  av::check(av_write_trailer(oc.get()), path + ": finishing the mp4");
+Mp4Stream::~Mp4Stream() = default;
+
+void Mp4Stream::add_frame(const std::uint8_t* rgb) {
+  State& s = *state_;
+  AVCodecContext* ctx = s.ctx.get();
+  av::FramePtr frame(av_frame_alloc());
+  if (!frame) throw std::bad_alloc();
+  frame->format = AV_PIX_FMT_YUV420P;
+  frame->width = ctx->width;
+  frame->height = ctx->height;
+  frame->color_range = AVCOL_RANGE_MPEG;
+  frame->colorspace = AVCOL_SPC_BT709;
+  av::check(av_frame_get_buffer(frame.get(), 0), s.path + ": allocating a frame");
+  const std::uint8_t* src[1] = {rgb};
+  const int src_stride[1] = {ctx->width * 3};
+  sws_scale(s.sws.get(), src, src_stride, 0, ctx->height, frame->data, frame->linesize);
+  frame->pts = s.next_pts++;
+  encode(ctx, frame.get(), s.oc.get(), s.st, s.path);
+}
+
+void Mp4Stream::finish() {
+  State& s = *state_;
+  encode(s.ctx.get(), nullptr, s.oc.get(), s.st, s.path);
+  av::check(av_write_trailer(s.oc.get()), s.path + ": finishing the mp4");
 }
 
 }  // namespace dattn::video_detail

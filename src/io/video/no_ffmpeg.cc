@@ -14,10 +14,11 @@ namespace {
 
 namespace video_detail {
 void write_png(const std::string& path, const std::uint8_t*, std::int64_t, std::int64_t) { no_ffmpeg(path); }
-void write_mp4(const std::string& path, const std::vector<std::uint8_t>&, const FrameGeometry&,
-               const VideoWriteOptions&) {
-  no_ffmpeg(path);
-}
+struct Mp4Stream::State {};
+Mp4Stream::Mp4Stream(const std::string& path, const FrameGeometry&, const VideoWriteOptions&) { no_ffmpeg(path); }
+Mp4Stream::~Mp4Stream() = default;
+void Mp4Stream::add_frame(const std::uint8_t*) {}
+void Mp4Stream::finish() {}
 }  // namespace video_detail
 
 DecodedVideo read_video_rgb(const std::string& path) { no_ffmpeg(path); }

@@ -37,7 +37,7 @@ WanVae WanVae::load(const std::string& dir, Device device, DType dtype, WanVaeCo
 
 void WanVae::set_attention_score_bytes(std::int64_t bytes) { decoder_->set_attention_score_bytes(bytes); }
 
-Tensor WanVae::decode(const Tensor& z) const {
+Tensor WanVae::decode(const Tensor& z, const FramesDone& frames_done) const {
   const Shape video_shape = config_.video_shape(z.shape());
   const std::int64_t batch = z.dim(0), zc = z.dim(1), t_lat = z.dim(2), h = z.dim(3), w = z.dim(4);
   // The latents are small: made channels-last on the host, one latent frame placed on the device at a time.
@@ -57,6 +57,7 @@ Tensor WanVae::decode(const Tensor& z) const {
         ops::write_unpatchified_frames(out, config_.patch_size, video, b, t_out);
         t_out += out.dim(0);
       });
+      if (frames_done) frames_done(video, b, t_out);  // per latent frame: few hand-overs, each a sync
     }
     if (t_out != video_shape[2]) throw std::logic_error("Wan VAE decode: produced " + std::to_string(t_out) + " frames");
   }

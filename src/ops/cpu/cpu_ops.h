@@ -38,7 +38,7 @@ Tensor upsample_nearest2x(const Tensor& x, int parts);
 void add_dup_up(Tensor& out, const Tensor& in, int factor_t, int factor_s, int drop);
 void dcae_upsample(const Tensor& h, const Tensor& x, int factor_t, bool first_frame, Tensor& out);
 void transpose2d(const Tensor& x, Tensor& y);
-Tensor video_to_rgb_frames(const Tensor& video);
+Tensor video_to_rgb_frames(const Tensor& video, std::int64_t first, std::int64_t count);
 void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, std::int64_t b, std::int64_t t0,
                                bool clamp);
 

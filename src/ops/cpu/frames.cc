@@ -124,14 +124,14 @@ void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, i6
     }
 }
 
-Tensor video_to_rgb_frames(const Tensor& video) {
-  const i64 c = video.dim(1), f = video.dim(2), h = video.dim(3), w = video.dim(4), plane = f * h * w;
-  Tensor frames = Tensor::empty({f, h, w, c}, DType::F32);
-  const float* src = video.data_as<float>();
+Tensor video_to_rgb_frames(const Tensor& video, i64 first, i64 count) {
+  const i64 c = video.dim(1), h = video.dim(3), w = video.dim(4), plane = video.dim(2) * h * w, pixels = count * h * w;
+  Tensor frames = Tensor::empty({count, h, w, c}, DType::F32);
+  const float* src = video.data_as<float>() + first * h * w;
   float* dst = frames.data_as<float>();
   // Pixel-major so each thread writes a contiguous run; std::clamp keeps a NaN a NaN.
-#pragma omp parallel for schedule(static) if (plane * c >= kParallelMinElements)
-  for (i64 i = 0; i < plane; ++i)
+#pragma omp parallel for schedule(static) if (pixels * c >= kParallelMinElements)
+  for (i64 i = 0; i < pixels; ++i)
     for (i64 ch = 0; ch < c; ++ch) dst[i * c + ch] = std::clamp(src[ch * plane + i] * 0.5f + 0.5f, 0.0f, 1.0f);
   return frames;
 }

@@ -50,7 +50,8 @@ void unpatchify_clamp(const void* chunk, DType chunk_dtype, float* video, std::i
 
 // frames [f, h, w, c] = clamp(video[c, f, h, w] * 0.5 + 0.5, 0, 1) (NaN stays NaN), both float32
 // (ops::video_to_rgb_frames).
-void video_to_rgb_frames(const float* video, float* frames, std::int64_t c, std::int64_t pixels);
+// `pixels` of each channel from `video` (the range's first pixel), channels `plane` apart.
+void video_to_rgb_frames(const float* video, float* frames, std::int64_t c, std::int64_t pixels, std::int64_t plane);
 
 // dst [frames, h + 2p, w + 2p, c] = src [frames, h, w, c] with p edge pixels repeated around each frame
 // (F.pad mode "replicate" in space). A copy: `elem_bytes` 4 (fp32) or 2 (bf16).

@@ -8,7 +8,6 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
-#include "dattn/ops/frames.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
@@ -20,7 +19,7 @@
 #include "pipeline/common/parallel_checks.h"
 #include "pipeline/common/memory_check.h"
 #include "pipeline/common/stage_clock.h"
-#include "pipeline/common/video_frames.h"
+#include "pipeline/common/decoded_frames.h"
 #include "pipeline/hunyuanvideo15/request_memory.h"
 #include "pipeline/hunyuanvideo15/text_stage.h"
 #include "pipeline/schedulers/schedule_math.h"
@@ -124,8 +123,8 @@ class Hv15Pipeline final : public Pipeline {
       auto vae = vae_.acquire(times, &r.loaded_ahead_ms);
       StageClock clock;
       const Tensor decoded = vae->decode(hunyuanvideo15_unscale_latents(latents.to(options_.device), vae->config()));
-      pipeline::check_decoded_video(decoded);  // the latents were finite: NaN or Inf here is the VAE's
-      Tensor frames = ops::video_to_rgb_frames(decoded).to(Device::CPU);
+      // Checked (the latents were finite: NaN or Inf here is the VAE's) and handed over whole.
+      Tensor frames = pipeline::DecodedFrames(observer.on_frames).finish(decoded);
       times.emplace_back("vae decode", clock.ms());
       return frames;
     };

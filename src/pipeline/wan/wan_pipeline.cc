@@ -8,7 +8,6 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
-#include "dattn/ops/frames.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/umt5.h"
 #include "dattn/models/wan/transformer.h"
@@ -17,13 +16,13 @@
 #include "dattn/text/prompt_clean.h"
 #include "dattn/text/tokenizer.h"
 #include "pipeline/common/component_slot.h"
+#include "pipeline/common/decoded_frames.h"
 #include "pipeline/common/library_warmup.h"
 #include "pipeline/common/load_ahead.h"
 #include "pipeline/common/denoise_loop.h"
 #include "pipeline/common/family_run.h"
 #include "pipeline/common/parallel_checks.h"
 #include "pipeline/common/stage_clock.h"
-#include "pipeline/common/video_frames.h"
 #include "pipeline/wan/request_memory.h"
 
 namespace dattn {
@@ -121,7 +120,7 @@ class WanPipeline final : public Pipeline {
     };
     stages.denoise = [&](const Tensor& noise, Conditioning prompt, std::optional<Conditioning> negative,
                          GenerationReport& r) { return denoise(request, noise, std::move(prompt), std::move(negative), observer, r); };
-    stages.decode = [&](const Tensor& latents, GenerationReport& r) { return decode(latents, r); };
+    stages.decode = [&](const Tensor& latents, GenerationReport& r) { return decode(latents, observer, r); };
     return pipeline::run_family_stages(stages, request, guidance, latent_shape(request), *context_, observer,
                                        std::move(report));
   }
@@ -173,16 +172,18 @@ class WanPipeline final : public Pipeline {
 
   // De-normalised latents (host, float32) through the VAE, then diffusers' postprocess: frames
   // [F, H, W, 3] in [0, 1].
-  Tensor decode(const Tensor& latents, GenerationReport& report) {
+  // The frames go to the observer as each latent frame's output is decoded (a writer encodes them while
+  // the rest decodes).
+  Tensor decode(const Tensor& latents, const ProgressObserver& observer, GenerationReport& report) {
     StageTimes& times = report.stage_ms;
     auto vae = vae_.acquire(times, &report.loaded_ahead_ms);
     StageClock clock;
-    const Tensor decoded = vae->decode(denormalize_latents(latents, vae->config()));
-    // The latents were finite (the denoise loop checks every step): NaN or Inf here is the VAE's.
-    pipeline::check_decoded_video(decoded);
-    Tensor frames = ops::video_to_rgb_frames(decoded).to(Device::CPU);
+    pipeline::DecodedFrames frames(observer.on_frames);
+    const Tensor decoded = vae->decode(denormalize_latents(latents, vae->config()),
+                                       [&](const Tensor& video, std::int64_t, std::int64_t done) { frames.ready(video, done); });
+    Tensor rgb = frames.finish(decoded);
     times.emplace_back("vae decode", clock.ms());
-    return frames;
+    return rgb;
   }
 
   // The initial latents as float32 on the run device.
