@@ -225,7 +225,11 @@ void Tensor::copy_from(const Tensor& src) {
     // Either side may belong to another context's stream: let its queued work finish first.
     if (device_ == Device::CUDA) storage_->device.wait_for_owner();
     if (src.device_ == Device::CUDA) src.storage_->device.wait_for_owner();
-    copy_bytes(data(), src.data(), bytes());
+    // A large download as to(Device::CPU) makes it: host threads fault the pageable pages in, not the driver's one.
+    if (device_ == Device::CPU && src.device_ == Device::CUDA && bytes() >= kDownloadThroughRingBytes)
+      download_bytes(data(), src.data(), bytes());
+    else
+      copy_bytes(data(), src.data(), bytes());
   }
 }
 

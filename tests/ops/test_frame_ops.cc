@@ -132,8 +132,9 @@ TEST(FrameOps, WriteUnpatchifiedFramesUndoesDiffusersPatchify) {
   }
 }
 
-// diffusers' postprocess: (x * 0.5 + 0.5) clamped to [0, 1], channels last; exact (the * 0.5 is), a NaN
-// stays NaN; an odd pixel count (no 8-wide shortcut can hide a tail error) and values beyond [-1, 1].
+// diffusers' postprocess: (x * 0.5 + 0.5) clamped to [0, 1], channels last; exact (the * 0.5 is), NaN
+// and Inf stay as they are; an odd pixel count (no 8-wide shortcut can hide a tail error) and values
+// beyond [-1, 1].
 TEST(FrameOps, VideoToRgbFramesIsDiffusersPostprocess) {
   std::mt19937 rng(4);
   const i64 c = 3, f = 3, h = 5, w = 7;
@@ -142,6 +143,8 @@ TEST(FrameOps, VideoToRgbFramesIsDiffusersPostprocess) {
     Tensor video = random_f32({1, c, f, h, w}, rng, 1.5f);
     std::vector<float> v = video.to_f32_vector();
     v[17] = std::numeric_limits<float>::quiet_NaN();
+    v[23] = std::numeric_limits<float>::infinity();
+    v[40] = -std::numeric_limits<float>::infinity();
     video = Tensor::from_f32(v, video.shape());
     const FrameOpDevice dev(d);
     const Tensor frames = ops::video_to_rgb_frames(dev.put(video));
@@ -149,7 +152,7 @@ TEST(FrameOps, VideoToRgbFramesIsDiffusersPostprocess) {
     EXPECT_EQ(frames.device(), d);
     const std::vector<float> got = frames.to_f32_vector();
     const i64 plane = f * h * w;
-    int bad = 0, nan_seen = 0;
+    int bad = 0, nan_seen = 0, inf_kept = 0;
     for (i64 ch = 0; ch < c; ++ch)
       for (i64 i = 0; i < plane; ++i) {
         const float src = v[ch * plane + i], out = got[i * c + ch];
@@ -157,10 +160,15 @@ TEST(FrameOps, VideoToRgbFramesIsDiffusersPostprocess) {
           nan_seen += std::isnan(out);
           continue;
         }
+        if (std::isinf(src)) {
+          inf_kept += out == src;
+          continue;
+        }
         if (out != std::clamp(src * 0.5f + 0.5f, 0.0f, 1.0f)) ++bad;
       }
     EXPECT_EQ(bad, 0);
     EXPECT_EQ(nan_seen, 1) << "a NaN is written as NaN, not clamped away";
+    EXPECT_EQ(inf_kept, 2) << "an Inf is kept for the caller's check, not clamped to 0 or 1";
     EXPECT_THROW(ops::video_to_rgb_frames(dev.put(Tensor::zeros({2, c, f, h, w}, DType::F32))), UserError);  // batch 2
   }
 }

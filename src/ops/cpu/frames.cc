@@ -129,10 +129,13 @@ Tensor video_to_rgb_frames(const Tensor& video, i64 first, i64 count) {
   Tensor frames = Tensor::empty({count, h, w, c}, DType::F32);
   const float* src = video.data_as<float>() + first * h * w;
   float* dst = frames.data_as<float>();
-  // Pixel-major so each thread writes a contiguous run; std::clamp keeps a NaN a NaN.
+  // Pixel-major so each thread writes a contiguous run; clamped when finite, NaN and Inf kept.
 #pragma omp parallel for schedule(static) if (pixels * c >= kParallelMinElements)
   for (i64 i = 0; i < pixels; ++i)
-    for (i64 ch = 0; ch < c; ++ch) dst[i * c + ch] = std::clamp(src[ch * plane + i] * 0.5f + 0.5f, 0.0f, 1.0f);
+    for (i64 ch = 0; ch < c; ++ch) {
+      const float v = src[ch * plane + i] * 0.5f + 0.5f;
+      dst[i * c + ch] = std::isfinite(v) ? std::clamp(v, 0.0f, 1.0f) : v;
+    }
   return frames;
 }
 

@@ -13,7 +13,8 @@ __global__ void rgb_frames_kernel(const float* video, float* frames, i64 c, i64 
   for (i64 i = i64{blockIdx.x} * blockDim.x + threadIdx.x; i < total; i += i64{gridDim.x} * blockDim.x) {
     const i64 pixel = i / c, ch = i - pixel * c;
     const float v = video[ch * plane + pixel] * 0.5f + 0.5f;  // * 0.5 is exact: one rounding, as on the CPU
-    frames[i] = v < 0.0f ? 0.0f : (1.0f < v ? 1.0f : v);      // std::clamp's comparisons: NaN stays NaN
+    // Clamped when finite; NaN and Inf stay as they are, for the caller's check.
+    frames[i] = isfinite(v) ? (v < 0.0f ? 0.0f : (1.0f < v ? 1.0f : v)) : v;
   }
 }
 

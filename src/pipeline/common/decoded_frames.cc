@@ -10,22 +10,6 @@
 #include "dattn/ops/frames.h"
 
 namespace dattn::pipeline {
-namespace {
-
-// NaN and Inf in frames [first, end) of video [1, C, F, H, W]: one contiguous run per channel.
-ops::NonFinite count_nonfinite_frames(const Tensor& video, std::int64_t first, std::int64_t end) {
-  const std::int64_t c = video.dim(1), f = video.dim(2), pixels = video.dim(3) * video.dim(4);
-  const Tensor planes = video.reshape({c * f, pixels});
-  ops::NonFinite total;
-  for (std::int64_t ch = 0; ch < c; ++ch) {
-    const ops::NonFinite bad = ops::count_nonfinite(planes.narrow0(ch * f + first, end - first));
-    total.count += bad.count;
-    total.nan += bad.nan;
-  }
-  return total;
-}
-
-}  // namespace
 
 DecodedFrames::DecodedFrames(std::function<void(const Tensor&)> on_frames) : on_frames_(std::move(on_frames)) {}
 
@@ -34,7 +18,9 @@ void DecodedFrames::ready(const Tensor& video, std::int64_t end) {
     throw std::logic_error("DecodedFrames: frames up to " + std::to_string(end) + " of " + video.describe() +
                            " after " + std::to_string(done_));
   if (end == done_) return;
-  if (const ops::NonFinite bad = count_nonfinite_frames(video, done_, end); bad.count)
+  // Converted first (NaN and Inf stay as they are), then checked: one small read-back per range.
+  const Tensor rgb = ops::video_to_rgb_frames(video, done_, end - done_);
+  if (const ops::NonFinite bad = ops::count_nonfinite(rgb); bad.count)
     throw NumericError("vae decode produced non-finite video (" + std::to_string(bad.nan) + " NaN and " +
                        std::to_string(bad.count - bad.nan) + " Inf among the values of frames " +
                        std::to_string(done_) + " to " + std::to_string(end - 1) + " of " +
@@ -43,7 +29,7 @@ void DecodedFrames::ready(const Tensor& video, std::int64_t end) {
   if (!frames_.defined())
     frames_ = Tensor::empty({video.dim(2), video.dim(3), video.dim(4), video.dim(1)}, DType::F32);
   Tensor range = frames_.narrow0(done_, end - done_);
-  range.copy_from(ops::video_to_rgb_frames(video, done_, end - done_));
+  range.copy_from(rgb);
   done_ = end;
   if (on_frames_) on_frames_(range);
 }
