@@ -16,11 +16,13 @@
 #include <CLI/CLI.hpp>
 
 #include "bench_main.h"
+#include "dattn/attention/cuda_warmup.h"
 #include "dattn/core/device_memory.h"
 #include "dattn/core/run_context.h"
 #include "dattn/core/stage_timer.h"
 #include "dattn/models/umt5.h"
 #include "dattn/ops/cuda_libraries.h"
+#include "dattn/ops/linear.h"
 #include "dattn/pipeline/wan/prompt_embeds.h"
 #include "dattn/pipeline/wan/wan_pipeline.h"
 #include "dattn/text/prompt_clean.h"
@@ -38,11 +40,15 @@ int run(int argc, char** argv) {
   std::string model;
   int runs = 3, idle_ms = 0, top = 8;
   bool prepare = false;
+  int probes = 0;
   app.add_option("--model", model, "a Wan pipeline folder (text_encoder/, tokenizer/)")->required();
   app.add_option("--runs", runs, "text stages in a row")->check(CLI::Range(1, 100));
   app.add_option("--idle-ms", idle_ms, "sleep before the first run (a load's time without GPU work)");
   app.add_option("--top", top, "ops printed per run, most time first");
-  app.add_flag("--prepare-libraries", prepare, "make cuBLASLt/cuDNN state before the first run, as the pipeline does");
+  app.add_flag("--prepare-libraries", prepare, "make the CUDA libraries' state (and TORCH_SDPA's) before the first run, as the pipeline's thread does");
+  app.add_option("--probe-gemms", probes,
+                 "before the first run, time this many small bf16 linears of shapes the text stage does not use: a "
+                 "first one much slower than the next says the first-use cost is once per process, not per shape");
   CLI11_PARSE(app, argc, argv);
 
   const WanPipelineInfo info = inspect_wan_pipeline(model);
@@ -56,7 +62,18 @@ int run(int argc, char** argv) {
   if (prepare) {
     t = std::chrono::steady_clock::now();
     ops::prepare_cuda_libraries();
-    std::printf("prepare_cuda_libraries: %.1f ms\n", ms_since(t));
+    prepare_attention_cuda();
+    std::printf("prepare_cuda_libraries + prepare_attention_cuda: %.1f ms\n", ms_since(t));
+  }
+  for (int i = 0; i < probes; ++i) {
+    const std::int64_t n = 64 * (i + 1);
+    const Tensor x = Tensor::zeros({8 * (i + 1), n}, DType::BF16, Device::CUDA);
+    const Tensor w = Tensor::zeros({n, n}, DType::BF16, Device::CUDA);
+    t = std::chrono::steady_clock::now();
+    static_cast<void>(ops::linear(x, w));
+    context->synchronize();
+    std::printf("probe linear %lldx%lld -> %lld: %.2f ms\n", static_cast<long long>(x.dim(0)),
+                static_cast<long long>(n), static_cast<long long>(n), ms_since(t));
   }
   if (idle_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
 

@@ -155,6 +155,12 @@ void prepare_gemm() {
   if (context.extension(&kLtKey)) return;
   std::unique_ptr<Lt> made = make_lt(context);  // the slow part, without holding the context's lock
   context.extension_or<Lt>(&kLtKey, [&] { return std::move(made); });  // a state made meanwhile wins
+  // A process's first cuBLASLt GEMM costs ~80 ms more than the next of a new shape (~2 ms, measured with
+  // bench/text_stage_bench.cc --probe-gemms on the H200): one tiny bf16 GEMM pays it here.
+  const Tensor x = Tensor::zeros({8, 64}, DType::BF16, Device::CUDA), w = Tensor::zeros({64, 64}, DType::BF16, Device::CUDA);
+  Tensor y = Tensor::empty({8, 64}, DType::BF16, Device::CUDA);
+  gemm_xwt(x.data(), w.data(), nullptr, y.data(), 8, 64, 64, DType::BF16, GemmEpilogue::None);
+  context.synchronize();
 }
 
 std::size_t gemm_plan_count() {

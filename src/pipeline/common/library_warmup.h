@@ -1,6 +1,7 @@
 #pragma once
-// A pipeline's CUDA library state (cuBLASLt, cuDNN: ops/cuda_libraries.h) made on a thread of its own
-// while the components load, instead of inside the first text encode and the first VAE decode.
+// A pipeline's CUDA library state (cuBLASLt, cuDNN: ops/cuda_libraries.h; TORCH_SDPA's GEMMs:
+// attention/cuda_warmup.h) made on a thread of its own while the components load, instead of inside
+// the first text encode and the first VAE decode.
 #include <memory>
 #include <thread>
 #include <utility>
