@@ -45,9 +45,9 @@ void write_unpatchified_frames(const Tensor& chunk, int patch, Tensor& video, st
 
 // The last step of a video pipeline (diffusers' VideoProcessor postprocess, output_type "np"): a decoded
 // video [1, C, F, H, W] float32 in [-1, 1] to frames [F, H, W, C] float32, (x * 0.5 + 0.5) clamped to
-// [0, 1] (NaN and Inf stay as they are, so that a check of the frames still sees them), on the video's device: on CUDA the permute runs there, and only the frames
-// travel to the host. `first` and `count` (-1: to the end) pick a range of frames, for a caller that
-// takes the frames as a streaming decoder finishes them.
+// [0, 1] (NaN and Inf stay as they are, so that a check of the frames still sees them), on the video's
+// device: on CUDA the permute runs there, and only the frames travel to the host. `first` and `count`
+// (-1: to the end) pick a range of frames, for a caller that takes them as a streaming decoder finishes.
 Tensor video_to_rgb_frames(const Tensor& video, std::int64_t first = 0, std::int64_t count = -1);
 
 }  // namespace dattn::ops
