@@ -260,8 +260,8 @@ std::vector<float> plain_sage(const Case& c, bool smooth = true) {
           std::vector<float> pv(D, 0.0f);
           for (I64 j = t0; j < t1; ++j) {
             const float p = std::exp2(S[j] - m_new);
-            psum += p;
             const float p8 = e4m3_to_f32(f32_to_e4m3(p * 448.0f));
+            psum += p8;  // l from the quantized p, in units of 448
             for (I64 d = 0; d < D; ++d) pv[d] += p8 * v[j * D + d];
           }
           l = l * alpha + psum;
@@ -269,7 +269,7 @@ std::vector<float> plain_sage(const Case& c, bool smooth = true) {
           m = m_new;
         }
         for (I64 d = 0; d < D && m > -INFINITY; ++d)  // 7. output
-          out[((b * Sq + i) * s.heads_q + h) * D + d] = acc[d] * sv[d] / (448.0f * l);
+          out[((b * Sq + i) * s.heads_q + h) * D + d] = acc[d] * sv[d] / l;
       }
     }
   return out;

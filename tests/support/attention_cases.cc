@@ -147,6 +147,10 @@ std::string check_close(const std::vector<double>& got, const std::vector<double
     std::snprintf(buf, sizeof buf, "rel_l2 %.3g > %.3g; ", s.rel_l2, lim.max_rel_l2);
     why += buf;
   }
+  if (!(s.rel_l1 <= lim.max_rel_l1)) {
+    std::snprintf(buf, sizeof buf, "rel_l1 %.3g > %.3g; ", s.rel_l1, lim.max_rel_l1);
+    why += buf;
+  }
   if (!(s.cosine >= lim.min_cosine)) {
     std::snprintf(buf, sizeof buf, "cosine %.9f < %.9f; ", s.cosine, lim.min_cosine);
     why += buf;

@@ -83,14 +83,15 @@ void reset_output(AttentionCase& c);
 struct Limits {
   double max_rel_l2 = 0;
   double min_cosine = -1;
+  double max_rel_l1 = 1e300;  // unchecked unless set (the lossy backends' bars)
 };
 
 // The checks after a run, in order: guards intact; no NaN/Inf in the output (count reported);
-// fully masked rows exactly zero; then rel-L2 and cosine against `ref` (B*Sq*Hq*D doubles).
+// fully masked rows exactly zero; then rel-L2, rel-L1 and cosine against `ref` (B*Sq*Hq*D doubles).
 // Returns an empty string on success, else what failed. `stats` receives the comparison.
 std::string check_output(const AttentionCase& c, const std::vector<double>& ref, const Limits& lim,
                          ErrorStats* stats = nullptr);
-// rel-L2 / cosine check of a subset (or all) of an output against a reference; "" when within limits.
+// rel-L2 / rel-L1 / cosine check of a subset (or all) of an output against a reference; "" when within limits.
 std::string check_close(const std::vector<double>& got, const std::vector<double>& ref, const Limits& lim,
                         ErrorStats* stats = nullptr);
 // Elements of BSHD rows i < rows (per batch item) of a [B, S, H, D] tensor, in order.

@@ -33,7 +33,10 @@ inline Limits exact_limits(DType t) {
 // P.V, but on Gaussian inputs the output is itself an average of uncorrelated V rows and shrinks at the
 // same rate, so the relative error stays near e4m3's rms rounding: 3.5-3.9e-2 observed (docs: 1-3e-2).
 // 0.05 leaves margin; cosine 0.999 (SageAttention's usual bar) is rel_l2 ~0.045 for unbiased errors.
-inline constexpr Limits kSageLimits{0.05, 0.999};
+// rel L1 <= 0.045 on these zero-mean iid inputs and <= 0.03 on the real (golden) attention inputs are
+// issue 23's restated bars (the golden cases measure ~2.3e-2).
+inline constexpr Limits kSageLimits{0.05, 0.999, 0.045};
+inline constexpr Limits kSageGoldenLimits{0.05, 0.999, 0.03};
 
 // The limits of `be`'s run on `device` against the float64 reference: SAGE_ATTN's, else the exact
 // ones, except FLASH_ATTN bf16 on CUDA: the issue asks for rel L2 3e-3 there (output rounding alone is
@@ -48,9 +51,9 @@ inline Limits limits_for(const AttentionBackend& be, DType t, Device device) {
 // inputs to the dtype adds to the backend's own error (our float64 reference sees the rounded inputs,
 // diffusers did not): q, k and v each move by up to 2^-9 (bf16) or 2^-12 (fp16) relative. Observed for
 // exact backends: bf16 ~2.7e-3, fp16 ~3.3e-4, fp32 ~5e-7 (diffusers' own fp32 rounding for hv15);
-// limits are ~3x that. SAGE_ATTN's own error (~2-4e-2) dwarfs the input rounding, so it keeps its limits.
+// limits are ~3x that. SAGE_ATTN's own error (~2-4e-2) dwarfs the input rounding: its golden bars.
 inline Limits golden_limits(const AttentionBackend& be, DType t) {
-  if (is(be, "SAGE_ATTN")) return kSageLimits;
+  if (is(be, "SAGE_ATTN")) return kSageGoldenLimits;
   switch (t) {
     case DType::BF16: return {1e-2, 0.9999};
     case DType::F16: return {1.5e-3, 0.99999};

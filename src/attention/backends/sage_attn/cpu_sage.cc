@@ -94,7 +94,7 @@ void put_back_nonfinite(float* o, std::int64_t rows, std::int64_t d, const NonFi
 // Online-softmax state of one query row.
 struct RowState {
   float m = kNegInf;  // running max of the base-2 scores
-  float l = 0.0f;     // running sum of the unquantized p
+  float l = 0.0f;     // running sum of p8 = e4m3(p * 448), so in units of 448
 };
 
 }  // namespace
@@ -143,12 +143,12 @@ void attend_rows(const Int8Blocks& q, std::int64_t r0, std::int64_t r1, const Pr
       if (m_new == kNegInf) continue;  // no valid key yet: exp2(-inf - -inf) would be NaN
       const float alpha = std::exp2(rs.m - m_new);
 
-      // Step 6: l from the unquantized p, P.V from p8 = e4m3(p * 448), both summed in key order.
+      // Step 6: p8 = e4m3(p * 448); l and P.V both from p8, summed in key order.
       float psum = 0.0f;
       for (std::int64_t j = j0; j < j1; ++j) {
         const float p = std::exp2(s[j - j0] - m_new);
-        psum += p;
         p8[j - j0] = decode[f32_to_e4m3(p * kPScale)];
+        psum += p8[j - j0];
       }
       std::fill(t.begin(), t.end(), 0.0f);
       for (std::int64_t j = j0; j < j1; ++j) {
@@ -164,7 +164,7 @@ void attend_rows(const Int8Blocks& q, std::int64_t r0, std::int64_t r1, const Pr
     }
   }
 
-  // Step 7: undo the V channel scales and the P scale, divide by l.
+  // Step 7: undo the V channel scales, divide by l (which carries the P scale).
   for (std::int64_t r = 0; r < rows; ++r) {
     float* o = out + r * d;
     const float* a = acc.data() + r * d;
@@ -172,7 +172,7 @@ void attend_rows(const Int8Blocks& q, std::int64_t r0, std::int64_t r1, const Pr
       std::fill(o, o + d, 0.0f);
       continue;
     }
-    const float denom = kPScale * st[r].l;
+    const float denom = st[r].l;
     for (std::int64_t c = 0; c < d; ++c) o[c] = a[c] * kv.v.scale[c] / denom;
   }
 }

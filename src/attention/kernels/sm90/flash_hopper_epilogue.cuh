@@ -14,7 +14,9 @@ namespace dattn::flash::hopper {
 // Named barriers 3 and 4 sync one consumer warpgroup (128 threads) around its staging buffer. `o_stage`
 // is the CTA's O staging area (128 rows x kHeadDim x 2 bytes in 64-column slabs), `tm_o` the output map
 // {D, Hq, Sq, B} with 64-row boxes. Shared with the SAGE_ATTN kernel, which has the same output.
-template <int kHeadDim, bool kFp16>
+// `l` holds this thread's partial sums of its two rows (summed over the row's 4 threads here), or with
+// kRowTotal the whole rows' sums.
+template <int kHeadDim, bool kFp16, bool kRowTotal = false>
 __device__ __forceinline__ void store_output(const CUtensorMap* tm_o, std::uint8_t* o_stage, int cw,
                                              const TileCoord& tile, const float* o, const float* l) {
   using Cfg = HopperConfig<kHeadDim>;
@@ -23,8 +25,10 @@ __device__ __forceinline__ void store_output(const CUtensorMap* tm_o, std::uint8
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float v = l[r];
-    v += __shfl_xor_sync(0xffffffffu, v, 1);
-    v += __shfl_xor_sync(0xffffffffu, v, 2);
+    if constexpr (!kRowTotal) {
+      v += __shfl_xor_sync(0xffffffffu, v, 1);
+      v += __shfl_xor_sync(0xffffffffu, v, 2);
+    }
     inv[r] = v == 0.f ? 0.f : 1.f / v;  // 0 only without a valid key; a NaN sum (a NaN score) stays NaN
   }
   // The previous tile's store must have read the staging buffer before it is overwritten.

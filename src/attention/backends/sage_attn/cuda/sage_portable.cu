@@ -113,9 +113,9 @@ __global__ void __launch_bounds__(kThreads) sage_portable_kernel(SageBuffers s, 
         } else {
 #pragma unroll
           for (int i = 0; i < 4; ++i) {
-            const float p = exp2f(__fsub_rn(x[i], m_new));
-            psum = __fadd_rn(psum, p);
-            sm.p[r][lane + 32 * i] = e4m3_round(__fmul_rn(p, kPScale));
+            const float p8 = e4m3_round(__fmul_rn(exp2f(__fsub_rn(x[i], m_new)), kPScale));
+            psum = __fadd_rn(psum, p8);  // l from p8, in units of 448
+            sm.p[r][lane + 32 * i] = p8;
           }
         }
 #pragma unroll
@@ -147,7 +147,7 @@ __global__ void __launch_bounds__(kThreads) sage_portable_kernel(SageBuffers s, 
   for (int r = 0; r < kRowsPer; ++r) {
     const int i = row0 + r0 + r;
     if (i >= s.seq_q) continue;
-    const float o = sm.m[r0 + r] == -INFINITY ? 0.f : __fdiv_rn(__fmul_rn(acc[r], sv), __fmul_rn(kPScale, sm.l[r0 + r]));
+    const float o = sm.m[r0 + r] == -INFINITY ? 0.f : __fdiv_rn(__fmul_rn(acc[r], sv), sm.l[r0 + r]);
     out[((static_cast<std::int64_t>(b) * s.seq_q + i) * s.heads_q + h) * D + col] = static_cast<T>(o);
   }
 }

@@ -24,6 +24,10 @@ struct HopperTuning {
   // (mask + kernel), 3 alternating rounds: wan22_5b_self 0.371 / 0.365 / 0.376 ms against 0.375 /
   // 0.388 / 0.370 without; flux_joint 0.107 / 0.106 / 0.108 against 0.108 / 0.107 / 0.108.
   bool sparse_dependent_launch = true;
+  // Ping-pong consumer warpgroups in SAGE_ATTN's Hopper kernel. With l summed by the tensor core, on an
+  // H200 (3 alternating rounds): head dim 128 equal within noise (wan22_5b_self 2.120-2.179 ms off,
+  // 2.146-2.178 on), head dim 64 5% faster off (hd64 4.31-4.37 against 4.59-4.62).
+  bool sage_pingpong = false;
 };
 
 namespace detail {

@@ -38,12 +38,14 @@ struct SageConfig {
   // Q8/K8 rows are D bytes: 128B swizzle (mode 1, 1024-byte atoms) for D = 128, 64B (mode 2, 512) for 64.
   static constexpr std::uint32_t kQkSwizzle = kHeadDim == 128 ? 1 : 2;
   static constexpr std::uint32_t kQkAtom = kHeadDim == 128 ? 1024 : 512;
-  static constexpr int kBarrierOffset = kTileBytes * (1 + 2 * kStages) + kOBytes;
+  // One 1024-byte atom of e4m3 ones after the O staging: the B operand of the tensor-core row sums.
+  static constexpr int kOnesOffset = kTileBytes * (1 + 2 * kStages) + kOBytes;
+  static constexpr int kBarrierOffset = kOnesOffset + 1024;
   static constexpr int kSmemBytes = kBarrierOffset + 256 + 1024;  // + barriers + alignment slack
   static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
 };
 
-// Q8, K8[kStages], V8^T[kStages], the 16-bit O staging, then FLASH_ATTN's ring barriers.
+// Q8, K8[kStages], V8^T[kStages], the 16-bit O staging, the ones atom, then FLASH_ATTN's ring barriers.
 template <int kHeadDim>
 struct SageSmem : flash::hopper::RingBarriers<SageConfig<kHeadDim>::kBarrierOffset> {
   using Cfg = SageConfig<kHeadDim>;
@@ -52,6 +54,7 @@ struct SageSmem : flash::hopper::RingBarriers<SageConfig<kHeadDim>::kBarrierOffs
   __device__ std::uint8_t* k(int s) const { return base + Cfg::kTileBytes * (1 + s); }
   __device__ std::uint8_t* v(int s) const { return base + Cfg::kTileBytes * (1 + Cfg::kStages + s); }
   __device__ std::uint8_t* o() const { return base + Cfg::kTileBytes * (1 + 2 * Cfg::kStages); }
+  __device__ std::uint8_t* ones() const { return base + Cfg::kOnesOffset; }
 };
 
 }  // namespace dattn::sage::hopper

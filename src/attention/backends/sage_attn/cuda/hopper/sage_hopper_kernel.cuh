@@ -72,7 +72,7 @@ __device__ __forceinline__ void consumer(const SageHopperParams& p, const SageSm
     const float* v_scale = p.v_scale + bh_kv * kHeadDim;
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) o[i] *= __ldg(v_scale + (i / 4) * 8 + (lane % 4) * 2 + (i & 1));
-    store_output<kHeadDim, kFp16>(&p.tm_o, sm.o(), cw, tile, o, l);
+    store_output<kHeadDim, kFp16, true>(&p.tm_o, sm.o(), cw, tile, o, l);
   }
   end_turns<kPingPong>(cw);
   if (t == 0) tma_store_wait_read();  // shared memory must outlive the last store
@@ -86,6 +86,10 @@ __global__ void __launch_bounds__(SageConfig<kHeadDim>::kThreads, 1)
   using namespace flash::hopper;
   extern __shared__ std::uint8_t smem_raw[];
   const SageSmem<kHeadDim> sm{{aligned_smem_base(smem_raw)}};
+  // The ones atom (e4m3 1.0 = 0x38 in every byte), written before the CTA-wide sync below and made
+  // visible to wgmma's async proxy.
+  if (threadIdx.x < 256) reinterpret_cast<std::uint32_t*>(sm.ones())[threadIdx.x] = 0x38383838u;
+  fence_proxy_async();
   init_ring_barriers<Cfg::kStages>(sm);
   const int tid = threadIdx.x;
   const int wg = tid / 128;

@@ -1,5 +1,5 @@
 // SAGE_ATTN on Hopper: TMA descriptors of the quantized buffers and the launch (persistent grid, one CTA
-// per SM, ping-pong consumers as FLASH_ATTN's default).
+// per SM; consumer ping-pong off by default, see flash::HopperTuning::sage_pingpong).
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "attention/kernels/flash/hopper/hopper_tuning.h"
 #include "attention/kernels/sm90/tma_encode.h"
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper.h"
 #include "attention/backends/sage_attn/cuda/hopper/sage_hopper_kernel.cuh"
@@ -37,15 +38,21 @@ CUtensorMap byte_map(const void* ptr, std::uint64_t cols, std::uint64_t rows, st
   return hopper_tma::encode_tiled(kWho, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, ptr, dims, strides, box, swizzle);
 }
 
-template <int D, bool kFp16>
-void launch(const SageHopperParams& params, cudaStream_t stream) {
+template <int D, bool kFp16, bool kPingPong>
+void launch_variant(const SageHopperParams& params, cudaStream_t stream) {
   using Cfg = SageConfig<D>;
-  const auto kernel = hopper::sage_hopper_kernel<D, kFp16, true>;
+  const auto kernel = hopper::sage_hopper_kernel<D, kFp16, kPingPong>;
   DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
   const dim3 grid(static_cast<unsigned>(std::min(params.total_tiles, sms)));
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(params);
   DATTN_CUDA_CHECK(cudaGetLastError());
+}
+
+template <int D, bool kFp16>
+void launch(const SageHopperParams& params, cudaStream_t stream) {
+  flash::hopper_tuning().sage_pingpong ? launch_variant<D, kFp16, true>(params, stream)
+                                       : launch_variant<D, kFp16, false>(params, stream);
 }
 
 }  // namespace

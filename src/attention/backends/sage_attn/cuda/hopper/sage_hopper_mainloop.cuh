@@ -3,9 +3,10 @@
 // (64 query rows): S = Q8 K8^T in exact int32 (IGMMA), scores to fp32 with the block scales (an exact
 // add-magic-number conversion instead of I2F), the online softmax of docs/backend-semantics.md step 6
 // with the exact running max (P must stay in [0, 1] for its e4m3 scaling by 448), P to e4m3 in registers
-// and O_tile = P8 V8 (QGMMA) into the tensor core's own fp32 accumulator, added to O every kFoldTiles
-// tiles, so its reduced-precision accumulation never spans more than 16 wgmma steps.
-// The softmax of tile j overlaps the P.V wgmma of tile j - 1; ping-pong as in FLASH_ATTN.
+// and O_tile = P8 V8 (QGMMA) into the tensor core's own fp32 accumulator, with the row sums l of P8 from
+// a second small QGMMA against a tile of ones; both are added to O and l every kFoldTiles tiles, so
+// their reduced-precision accumulation never spans more than 16 wgmma steps.
+// The softmax of tile j overlaps the P.V wgmma of tile j - 1; ping-pong (optional) as in FLASH_ATTN.
 #include <cuda_fp8.h>
 
 #include <climits>
@@ -47,9 +48,11 @@ __device__ __forceinline__ void issue_qk(std::int32_t* s, std::uint64_t q_desc, 
 }
 
 // O_tile (+)= P8 V8 over 128 keys (4 k-steps of 32); V^T rows are 128 bytes (128B swizzle). `accumulate`
-// = 0 starts a fresh tile sum.
+// = 0 starts a fresh tile sum. The row sums of P8 go into `lt` in the same group (ones_desc): l is the
+// sum of the quantized p, which saves an fp32 add per score and normalises by the weights P.V used.
 template <int kHeadDim>
-__device__ __forceinline__ void issue_pv(float* ot, const std::uint32_t* p, std::uint64_t v_desc, int accumulate) {
+__device__ __forceinline__ void issue_pv(float* ot, float* lt, const std::uint32_t* p, std::uint64_t v_desc,
+                                         std::uint64_t ones_desc, int accumulate) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk) {
@@ -57,6 +60,7 @@ __device__ __forceinline__ void issue_pv(float* ot, const std::uint32_t* p, std:
       qgmma_m64n128k32(ot, p + 4 * kk, desc_advance(v_desc, kk * 32), kk > 0 || accumulate);
     else
       qgmma_m64n64k32(ot, p + 4 * kk, desc_advance(v_desc, kk * 32), kk > 0 || accumulate);
+    qgmma_m64n8k32(lt, p + 4 * kk, desc_advance(ones_desc, kk * 32), kk > 0 || accumulate);
   }
   wgmma_commit();
 }
@@ -86,9 +90,10 @@ inline constexpr float kLog2PScale = 8.807354922057604f;  // log2(448)
 // S = float(dot) * scale_h, scale_h = sq * sk of key block h (columns 0-63 / 64-127). The row max is
 // taken on the integers per key block (the scales are >= 0), so each score costs one conversion, one
 // FFMA and one exp2. kMasked (the tile holding the end of the valid keys): columns >= limit get p = 0.
+// l is summed by the tensor core from P8 (issue_pv), so no row sums here.
 template <bool kMasked>
-__device__ __forceinline__ void softmax_tile(std::int32_t* si, float* s, float* m, float* l, float* alpha,
-                                             float scale0, float scale1, int limit, int lane) {
+__device__ __forceinline__ void softmax_tile(std::int32_t* si, float* s, float* m, float* alpha, float scale0,
+                                             float scale1, int limit, int lane) {
   if constexpr (kMasked) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) {
@@ -121,17 +126,13 @@ __device__ __forceinline__ void softmax_tile(std::int32_t* si, float* s, float* 
     bias[r][0] = kLog2PScale - m[r] - 12582912.0f * scale0;
     bias[r][1] = kLog2PScale - m[r] - 12582912.0f * scale1;
   }
-  float sum[2] = {0.f, 0.f};
 #pragma unroll
   for (int i = 0; i < 64; ++i) {
     const int r = (i >> 1) & 1, h = i / 32;
     float p = ex2(fmaf(__int_as_float(si[i] + 0x4B400000), h == 0 ? scale0 : scale1, bias[r][h]));
     if constexpr (kMasked) p = si[i] == INT_MIN ? 0.f : p;
     s[i] = p;
-    sum[r] += p;
   }
-  l[0] = l[0] * alpha[0] + sum[0];
-  l[1] = l[1] * alpha[1] + sum[1];
 }
 
 // p * 448 (fp32 accumulator layout) -> e4m3 in the 8-bit register-A layout, k-step by k-step: the
@@ -148,21 +149,22 @@ __device__ __forceinline__ void pack_p(const float* s, std::uint32_t* pr) {
 }
 
 // One tile's softmax step, masked only where the valid keys end inside it.
-__device__ __forceinline__ void softmax_step(std::int32_t* si, float* s, float* m, float* l, float* alpha,
-                                             const float* sc, int limit, int lane) {
+__device__ __forceinline__ void softmax_step(std::int32_t* si, float* s, float* m, float* alpha, const float* sc,
+                                             int limit, int lane) {
   if (limit < 128)
-    softmax_tile<true>(si, s, m, l, alpha, sc[0], sc[1], limit, lane);
+    softmax_tile<true>(si, s, m, alpha, sc[0], sc[1], limit, lane);
   else
-    softmax_tile<false>(si, s, m, l, alpha, sc[0], sc[1], limit, lane);
+    softmax_tile<false>(si, s, m, alpha, sc[0], sc[1], limit, lane);
 }
 
 // Runs the key tiles of one work tile for consumer warpgroup `cw`. On return `o` holds acc (step 6) and
-// `l` this thread's partial row sums; Q has been released.
+// `l` the sums of P8 of this thread's two rows (whole rows); Q has been released.
 //
 // Two accumulators: `ot`, the FP8 tensor core's sum over up to kFoldTiles tiles, and `o` in fp32, kept
 // lazily as acc = o * c + ot with a per-row factor c. A grown row max multiplies c and ot by alpha (o is
 // left alone); the fold o = o * c + ot is one FFMA per element. This halves the rescale work of a
-// naive "multiply both by alpha", which ran on about half of all tiles.
+// naive "multiply both by alpha", which ran on about half of all tiles. l is kept the same way: lt (the
+// FP8 row sums) beside ot and l beside o.
 template <int kHeadDim, bool kPingPong>
 __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, const SageSmem<kHeadDim>& sm, int cw,
                                                   int n_tiles, int kv_len, int ring, float q_scale,
@@ -172,7 +174,7 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
   constexpr int kAcc = Cfg::kAcc;
   const int lane = threadIdx.x % 32;
   std::int32_t si[64];
-  float s[64], ot[kAcc];
+  float s[64], ot[kAcc], lt[4] = {0.f, 0.f, 0.f, 0.f};
   std::uint32_t pr[16];
 #pragma unroll
   for (int i = 0; i < kAcc; ++i) o[i] = ot[i] = 0.f;
@@ -181,6 +183,7 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
   const std::uint64_t q_desc = make_desc_sw(smem_addr(sm.q()) + cw * 64 * kHeadDim, Cfg::kQkAtom, Cfg::kQkSwizzle);
   const std::uint64_t k_desc0 = make_desc_sw(smem_addr(sm.k(0)), Cfg::kQkAtom, Cfg::kQkSwizzle);
   const std::uint64_t v_desc0 = make_desc_sw(smem_addr(sm.v(0)), 1024, 1);
+  const std::uint64_t ones_desc = make_desc_sw(smem_addr(sm.ones()), 1024, 1);
   const auto k_desc = [&](int stage) { return desc_advance(k_desc0, stage * Cfg::kTileBytes); };
   const auto v_desc = [&](int stage) { return desc_advance(v_desc0, stage * Cfg::kTileBytes); };
   const int last_limit = kv_len - (n_tiles - 1) * Cfg::kBlockN;
@@ -219,7 +222,7 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
     fence_regs(reinterpret_cast<std::uint32_t*>(si), 64);
     if (lane == 0) mbar_arrive(sm.k_empty(k0.stage));
     release_q(0);
-    softmax_step(si, s, m, l, alpha, sc, n_tiles == 1 ? last_limit : 128, lane);
+    softmax_step(si, s, m, alpha, sc, n_tiles == 1 ? last_limit : 128, lane);
     pack_p(s, pr);
   }
 
@@ -235,22 +238,25 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
     mbar_wait(sm.v_full(prev.stage), prev.phase);
     sched_wait();
     issue_qk<kHeadDim>(si, q_desc, k_desc(cur.stage));
-    issue_pv<kHeadDim>(ot, pr, v_desc(prev.stage), pending > 0);
+    issue_pv<kHeadDim>(ot, lt, pr, v_desc(prev.stage), ones_desc, pending > 0);
     sched_signal();
     ++pending;
     wgmma_wait<1>();  // S done (P V of tile j - 1 may still run)
     fence_regs(reinterpret_cast<std::uint32_t*>(si), 64);
     if (lane == 0) mbar_arrive(sm.k_empty(cur.stage));
     release_q(j);
-    softmax_step(si, s, m, l, alpha, sc, j == n_tiles - 1 ? last_limit : 128, lane);
+    softmax_step(si, s, m, alpha, sc, j == n_tiles - 1 ? last_limit : 128, lane);
     wgmma_wait<0>();
     fence_regs(ot, kAcc);
+    fence_regs(lt, 4);
     fence_regs(pr, 16);
     if (lane == 0) mbar_arrive(sm.v_empty(prev.stage));
     if (pending == kFoldTiles) {
       // Fold at the old max, then the whole of acc is o: its factor becomes alpha (1 where no row grew).
 #pragma unroll
       for (int i = 0; i < kAcc; ++i) o[i] = fmaf(o[i], c[(i >> 1) & 1], ot[i]);
+      l[0] = fmaf(l[0], c[0], lt[0]);
+      l[1] = fmaf(l[1], c[1], lt[2]);
       c[0] = alpha[0];
       c[1] = alpha[1];
       pending = 0;
@@ -261,6 +267,8 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
       if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) ot[i] *= alpha[(i >> 1) & 1];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) lt[i] *= alpha[(i >> 1) & 1];
       }
     }
     pack_p(s, pr);
@@ -269,13 +277,16 @@ __device__ __forceinline__ void consumer_mainloop(const SageHopperParams& p, con
     const Slot last(ring + n_tiles - 1);
     mbar_wait(sm.v_full(last.stage), last.phase);
     sched_wait();
-    issue_pv<kHeadDim>(ot, pr, v_desc(last.stage), pending > 0);
+    issue_pv<kHeadDim>(ot, lt, pr, v_desc(last.stage), ones_desc, pending > 0);
     sched_signal();
     wgmma_wait<0>();
     fence_regs(ot, kAcc);
+    fence_regs(lt, 4);
     if (lane == 0) mbar_arrive(sm.v_empty(last.stage));
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) o[i] = fmaf(o[i], c[(i >> 1) & 1], ot[i]);
+    l[0] = fmaf(l[0], c[0], lt[0]);
+    l[1] = fmaf(l[1], c[1], lt[2]);
   }
 }
 

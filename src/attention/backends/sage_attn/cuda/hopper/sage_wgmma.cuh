@@ -66,4 +66,17 @@ __device__ __forceinline__ void qgmma_m64n64k32(float* d, const std::uint32_t* a
 #endif
 }
 
+// Row sums of P8 by the tensor core: L[64x8] (+)= P8[64x32] ONES[8x32]^T, every column the row's sum
+// of the quantized p (the ones tile is one 1024-byte atom of e4m3 1.0, so its swizzle does not matter).
+// Per thread: d[0] = d[1] = the sum of row lane / 4, d[2] = d[3] that of row lane / 4 + 8 (of its warp).
+__device__ __forceinline__ void qgmma_m64n8k32(float* d, const std::uint32_t* a, std::uint64_t desc_b, int scale_d) {
+#if DATTN_SM90A
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {%0, %1, %2, %3}, "
+               "{%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
 }  // namespace dattn::sage::hopper
