@@ -550,7 +550,7 @@ int main(int argc, char** argv) {
                  "FLASH_ATTN and SAGE_ATTN rows: their `kernel` extra (auto, hopper or portable)")
       ->capture_default_str();
   // Comparison knobs of the Hopper kernel (flash::HopperTuning); no user would set these.
-  std::string pingpong = "on", grid = "persistent", pdl = "on", sage_pingpong = "off", sage_halves = "on";
+  std::string pingpong = "on", grid = "persistent", pdl = "on", sage_pingpong = "off";
   app.add_option("--hopper-pingpong", pingpong, "FLASH_ATTN Hopper kernel: ping-pong consumer warpgroups (on, off)")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   app.add_option("--hopper-grid", grid, "FLASH_ATTN Hopper kernel: persistent (one CTA per SM) or tiles (one per work tile)")
@@ -563,13 +563,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   app.add_option("--sage-pingpong", sage_pingpong, "SAGE_ATTN Hopper kernel: ping-pong consumer warpgroups (on, off)")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--sage-half-tiles", sage_halves,
-                 "SAGE_ATTN Hopper kernel: softmax over 64-key halves, the next Q K^T issued before it (on, off)")
-      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   CLI11_PARSE(app, argc, argv);
   o.tuning.pingpong = pingpong == "on";
   o.tuning.sage_pingpong = sage_pingpong == "on";
-  o.tuning.sage_half_tiles = sage_halves == "on";
   o.tuning.persistent_grid = grid == "persistent";
   o.tuning.sparse_dependent_launch = pdl == "on";
   try {

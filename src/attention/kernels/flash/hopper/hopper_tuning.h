@@ -28,9 +28,6 @@ struct HopperTuning {
   // H200 (3 alternating rounds): head dim 128 equal within noise (wan22_5b_self 2.120-2.179 ms off,
   // 2.146-2.178 on), head dim 64 5% faster off (hd64 4.31-4.37 against 4.59-4.62).
   bool sage_pingpong = false;
-  // SAGE_ATTN's Hopper kernel steps its softmax over 64-key halves, issuing the next half's Q K^T before
-  // the current half's softmax (sage_hopper_mainloop_halves.cuh; sage_pingpong does not apply).
-  bool sage_half_tiles = true;
 };
 
 namespace detail {

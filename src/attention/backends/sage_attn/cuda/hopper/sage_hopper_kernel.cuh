@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "attention/kernels/sm90/flash_hopper_epilogue.cuh"
-#include "attention/backends/sage_attn/cuda/hopper/sage_hopper_mainloop_halves.cuh"
+#include "attention/backends/sage_attn/cuda/hopper/sage_hopper_mainloop.cuh"
 
 namespace dattn::sage::hopper {
 
@@ -43,7 +43,7 @@ __device__ __forceinline__ void producer(const SageHopperParams& p, const SageSm
   }
 }
 
-template <int kHeadDim, bool kFp16, bool kPingPong, bool kHalves>
+template <int kHeadDim, bool kFp16, bool kPingPong>
 __device__ __forceinline__ void consumer(const SageHopperParams& p, const SageSmem<kHeadDim>& sm, int cw) {
   using Cfg = SageConfig<kHeadDim>;
   using namespace flash::hopper;
@@ -66,10 +66,7 @@ __device__ __forceinline__ void consumer(const SageHopperParams& p, const SageSm
     const float* k_scale = p.k_scale + bh_kv * (p.seq_k_pad / 64);
     mbar_wait(sm.q_full(), q_uses & 1);
     ++q_uses;
-    if constexpr (kHalves)
-      consumer_mainloop_halves<kHeadDim>(p, sm, cw, n_tiles, kv_len, ring, q_scale, k_scale, o, l);
-    else
-      consumer_mainloop<kHeadDim, kPingPong>(p, sm, cw, n_tiles, kv_len, ring, q_scale, k_scale, o, l);
+    consumer_mainloop<kHeadDim, kPingPong>(p, sm, cw, n_tiles, kv_len, ring, q_scale, k_scale, o, l);
     ring += n_tiles;
     // Step 7: acc * sv[d] / (448 * l); l is kept in units of 448 and the epilogue divides by its row sum.
     const float* v_scale = p.v_scale + bh_kv * kHeadDim;
@@ -81,11 +78,10 @@ __device__ __forceinline__ void consumer(const SageHopperParams& p, const SageSm
   if (t == 0) tma_store_wait_read();  // shared memory must outlive the last store
 }
 
-template <int kHeadDim, bool kFp16, bool kPingPong, bool kHalves>
+template <int kHeadDim, bool kFp16, bool kPingPong>
 __global__ void __launch_bounds__(SageConfig<kHeadDim>::kThreads, 1)
     sage_hopper_kernel(const __grid_constant__ SageHopperParams p) {
 #if DATTN_SM90A
-  static_assert(!(kHalves && kPingPong), "the half-tile mainloop has no GEMM turn");
   using Cfg = SageConfig<kHeadDim>;
   using namespace flash::hopper;
   extern __shared__ std::uint8_t smem_raw[];
@@ -103,7 +99,7 @@ __global__ void __launch_bounds__(SageConfig<kHeadDim>::kThreads, 1)
     return;
   }
   regs_alloc<Cfg::kConsumerRegs>();
-  consumer<kHeadDim, kFp16, kPingPong, kHalves>(p, sm, wg - 1);
+  consumer<kHeadDim, kFp16, kPingPong>(p, sm, wg - 1);
 #endif
 }
 

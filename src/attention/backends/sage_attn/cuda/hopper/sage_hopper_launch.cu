@@ -38,10 +38,10 @@ CUtensorMap byte_map(const void* ptr, std::uint64_t cols, std::uint64_t rows, st
   return hopper_tma::encode_tiled(kWho, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, ptr, dims, strides, box, swizzle);
 }
 
-template <int D, bool kFp16, bool kPingPong, bool kHalves>
+template <int D, bool kFp16, bool kPingPong>
 void launch_variant(const SageHopperParams& params, cudaStream_t stream) {
   using Cfg = SageConfig<D>;
-  const auto kernel = hopper::sage_hopper_kernel<D, kFp16, kPingPong, kHalves>;
+  const auto kernel = hopper::sage_hopper_kernel<D, kFp16, kPingPong>;
   DATTN_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const int sms = device_attribute(cudaDevAttrMultiProcessorCount);
   const dim3 grid(static_cast<unsigned>(std::min(params.total_tiles, sms)));
@@ -51,13 +51,8 @@ void launch_variant(const SageHopperParams& params, cudaStream_t stream) {
 
 template <int D, bool kFp16>
 void launch(const SageHopperParams& params, cudaStream_t stream) {
-  const flash::HopperTuning t = flash::hopper_tuning();
-  if (t.sage_half_tiles)
-    launch_variant<D, kFp16, false, true>(params, stream);
-  else if (t.sage_pingpong)
-    launch_variant<D, kFp16, true, false>(params, stream);
-  else
-    launch_variant<D, kFp16, false, false>(params, stream);
+  flash::hopper_tuning().sage_pingpong ? launch_variant<D, kFp16, true>(params, stream)
+                                       : launch_variant<D, kFp16, false>(params, stream);
 }
 
 }  // namespace

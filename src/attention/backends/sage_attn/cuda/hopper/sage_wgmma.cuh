@@ -43,24 +43,6 @@ __device__ __forceinline__ void igmma_m64n128k32(std::int32_t* d, std::uint64_t 
 #endif
 }
 
-#define DATTN_IGMMA_ACC32_OPERANDS(d)                                                                  \
-  "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),     \
-  "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]), "+r"(d[15]), \
-  "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), \
-  "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])
-
-// S[64x64] (+)= Q8[64x32] K8[64x32]^T: half a key tile (the half-tile mainloop).
-__device__ __forceinline__ void igmma_m64n64k32(std::int32_t* d, std::uint64_t desc_a, std::uint64_t desc_b,
-                                                int scale_d) {
-#if DATTN_SM90A
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k32.s32.s8.s8 {" DATTN_WGMMA_ACC32_PLACEHOLDERS
-               "}, %32, %33, p;\n}\n"
-               : DATTN_IGMMA_ACC32_OPERANDS(d)
-               : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-#endif
-}
-
 // O[64x128] = P8[64x32] V8^T[128x32]^T (fp32 accumulation inside the tensor core); P as four 32-bit
 // registers in the m16n8k32 8-bit A layout per warp. `scale_d` = 0 starts a fresh tile sum.
 __device__ __forceinline__ void qgmma_m64n128k32(float* d, const std::uint32_t* a, std::uint64_t desc_b, int scale_d) {
