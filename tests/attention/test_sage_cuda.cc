@@ -183,6 +183,35 @@ TEST(SageCuda, GoldenInputsAgainstFloat64) {
   }
 }
 
+// Every key holding the same value per channel: both kernels must return that value (up to output
+// rounding), since l is the sum of the weights P.V used (SageAttn.ConstantValuesComeOutExactly on the
+// CPU; there, normalising by the unquantized p misses by 5.7e-3 rel L2). On Hopper the tensor core sums
+// P8 V8 and P8 alike, so their reduced-precision accumulation must cancel too.
+TEST(SageCuda, ConstantValuesComeOutExactly) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  for (std::int64_t D : {64, 128})
+    for (DType dt : {DType::BF16, DType::F16}) {
+      const std::int64_t Sq = 200, Sk = 1000, Hq = 4, Hkv = 2;
+      AttentionCase c = make_case({1, Sq, Sk, Hq, Hkv, D, dt, MaskKind::None}, test::fresh_seed(),
+                                  [&](auto& q, auto&, auto& v, auto&) {
+                                    for (auto& e : q) e *= 4.f;  // a few keys dominate each row
+                                    for (std::size_t i = 0; i < v.size(); ++i) v[i] = v[i % std::size_t(Hkv * D)];
+                                  });
+      const std::vector<double> v = test::decode(c.v.data(), dt, std::size_t(Hkv * D));
+      std::vector<double> want(std::size_t(Sq * Hq * D));
+      for (std::int64_t i = 0; i < Sq; ++i)
+        for (std::int64_t h = 0; h < Hq; ++h)
+          for (std::int64_t d = 0; d < D; ++d) want[std::size_t((i * Hq + h) * D + d)] = v[std::size_t((h / 2) * D + d)];
+      for (sage::SageKernel kernel : {sage::SageKernel::Auto, sage::SageKernel::Portable}) {
+        const ErrorStats e = stats_of(run_cuda(c, kernel), want);
+        const std::string what = std::string(kernel == sage::SageKernel::Auto ? "auto" : "portable") + " D=" +
+                                 std::to_string(D) + " " + std::string(dtype_name(dt)) + " seed " + std::to_string(c.seed);
+        print_row("constant V " + what, e);
+        EXPECT_LE(e.rel_l2, 1e-3) << what;
+      }
+    }
+}
+
 // The Hopper kernel and the portable kernel read the same quantized buffers: they differ only in exp2
 // (ex2.approx vs exp2f) and summation order, which can move a p8 by one e4m3 step now and then.
 TEST(SageCuda, HopperAgreesWithPortableAndCpu) {
