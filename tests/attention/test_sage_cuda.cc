@@ -201,7 +201,7 @@ TEST(SageCuda, ConstantValuesComeOutExactly) {
       std::vector<double> want(std::size_t(Sq * Hq * D));
       for (std::int64_t i = 0; i < Sq; ++i)
         for (std::int64_t h = 0; h < Hq; ++h)
-          for (std::int64_t d = 0; d < D; ++d) want[std::size_t((i * Hq + h) * D + d)] = v[std::size_t((h / 2) * D + d)];
+          for (std::int64_t d = 0; d < D; ++d) want[std::size_t((i * Hq + h) * D + d)] = v[std::size_t((h / (Hq / Hkv)) * D + d)];
       for (sage::SageKernel kernel : {sage::SageKernel::Auto, sage::SageKernel::Portable}) {
         const ErrorStats e = stats_of(run_cuda(c, kernel), want);
         const std::string what = std::string(kernel == sage::SageKernel::Auto ? "auto" : "portable") + " D=" +

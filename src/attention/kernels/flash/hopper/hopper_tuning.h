@@ -1,6 +1,6 @@
 #pragma once
-// Tuning knobs of the FLASH_ATTN Hopper kernel (also the kernel SPARSE_BLOCK walks its kept tiles with)
-// that only benchmarks and kernel comparisons change: no user-facing extra, no environment variable.
+// Tuning knobs of the Hopper attention kernels (FLASH_ATTN's, which SPARSE_BLOCK also walks its kept
+// tiles with, and SAGE_ATTN's) that only benchmarks and kernel comparisons change: no user-facing extra, no environment variable.
 // Process-wide plain settings (no CUDA state); set them before launching the work they should affect.
 // Header-only: the CUDA library reads them and the benchmarks set them, whichever library links first.
 #include <mutex>
