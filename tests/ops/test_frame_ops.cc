@@ -81,7 +81,9 @@ TEST(FrameOps, AddDupUpMatchesDiffusersDupUp3D) {
     int ft, fs, drop;
   };
   for (const Device d : frame_op_devices())
-    for (const Case& c : {Case{2, 2, 3, 8, 4, 2, 2, 1}, Case{2, 2, 3, 8, 4, 2, 2, 0}, Case{1, 3, 2, 6, 6, 1, 2, 0}}) {
+    for (const Case& c : {Case{2, 2, 3, 8, 4, 2, 2, 1}, Case{2, 2, 3, 8, 4, 2, 2, 0}, Case{1, 3, 2, 6, 6, 1, 2, 0},
+                          // Output channels in 8s: CUDA's 8-wide kernel.
+                          Case{2, 2, 3, 16, 8, 2, 2, 1}, Case{3, 2, 2, 32, 16, 2, 2, 0}, Case{1, 3, 2, 32, 16, 1, 2, 0}}) {
       SCOPED_TRACE(std::string(device_name(d)) + " cin " + std::to_string(c.cin) + " drop " + std::to_string(c.drop));
       const Tensor in = random_f32({c.t, c.h, c.w, c.cin}, rng);
       const Tensor base = random_f32({c.t * c.ft - c.drop, c.h * c.fs, c.w * c.fs, c.cout}, rng);
