@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
     const Tensor qk = x.reshape({1, tokens, heads, hd});
     const Tensor gain = random_device({hd}, bf16, 7);
     const Tensor cos = random_device({tokens, hd}, DType::F32, 8), sin = random_device({tokens, hd}, DType::F32, 9);
+    // Wan's q/k norm runs across the heads (one row of D per token), then the rotary embedding per head.
+    const Tensor qk_row = x.reshape({1, tokens, 1, dim});
+    const Tensor gain_row = random_device({dim}, bf16, 10), bias_row = random_device({dim}, bf16, 11);
     const double row = static_cast<double>(tokens * dim * 2);  // bytes of one [tokens, D] bf16 tensor
 
     struct Row {
@@ -76,7 +79,12 @@ int main(int argc, char** argv) {
     run("gated_residual", 3 * row, [&] { (void)ops::gated_residual(x, y, mod, 2); });
     run("residual_layer_norm_modulated", 4 * row,
         [&] { (void)ops::residual_layer_norm_modulated(x, y, &mod, 2, 1e-6f, mod, 3, 4); });
-    run("rms_norm_rope_interleaved", 2 * row, [&] { (void)ops::rms_norm_rope_interleaved(qk, 1e-6f, gain, cos, sin); });
+    run("rms_norm_rope_interleaved (per head)", 2 * row,
+        [&] { (void)ops::rms_norm_rope_interleaved(qk, 1e-6f, gain, cos, sin); });
+    run("rms_norm_rope_interleaved (across heads)", 2 * row,
+        [&] { (void)ops::rms_norm_rope_interleaved(qk_row, 1e-6f, gain_row, cos, sin); });
+    run("rms_norm (across heads)", 2 * row, [&] { (void)ops::rms_norm(x, 1e-6f, gain_row); });
+    run("layer_norm (weight and bias)", 2 * row, [&] { (void)ops::layer_norm(x, 1e-6f, gain_row, bias_row); });
     run("gelu_tanh [tokens, 4D]", 8 * row, [&] { (void)ops::gelu_tanh(ffn_h); });
     const double gemm_flop = 2.0 * static_cast<double>(tokens) * dim * 4 * dim;
     const double linear_ms = time_ms([&] { (void)ops::linear(x, ffn_w, ffn_b); }, iters);

@@ -93,7 +93,8 @@ Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m
   p.res_rows = token_rows(m.row_of_token);
   set_access_flags(p, h.dtype());
   if (p.rows <= 0x7fffffff && group_kernel_takes(p)) {
-    launch_row_norm_group<NormKind::Residual>(p, current_stream());
+    if (!launch_row_norm_block<NormKind::Residual>(p, current_stream()))
+      launch_row_norm_group<NormKind::Residual>(p, current_stream());
     check_launch("gated_residual");
     return y;
   }

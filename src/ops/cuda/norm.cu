@@ -1,4 +1,7 @@
 // layer_norm and rms_norm on CUDA (the kernel is in row_norm.cuh), into a new tensor or a row window.
+#include <cstdlib>
+#include <string>
+
 #include "ops/cuda/cuda_ops.h"
 #include "ops/cuda/row_norm.cuh"
 
@@ -30,6 +33,18 @@ void add_window(RowNormArgs& p, const Tensor& x, const RowWindow& into) {
 }
 
 }  // namespace
+
+LongRowKernel long_row_kernel() {
+  static const LongRowKernel choice = [] {
+    const char* v = std::getenv("DATTN_ROW_NORM_KERNEL");
+    const std::string s = v ? v : "";
+    if (s.empty() || s == "block2") return LongRowKernel::Block2;
+    if (s == "block1") return LongRowKernel::Block1;
+    if (s == "group") return LongRowKernel::Group;
+    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1 or group");
+  }();
+  return choice;
+}
 
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias) {
   Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::CUDA);

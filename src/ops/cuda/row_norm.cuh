@@ -86,8 +86,10 @@ __device__ __forceinline__ float group_sum(float v) {
 }
 
 // The rotary embedding of 8 normalised elements starting at column c (a multiple of 8) of row r.
+// 32-bit index math: rows < 2^31 (launch_row_norm checks), the tables' sizes and the columns are smaller.
 __device__ __forceinline__ void rope8(const RowNormArgs& p, i64 r, i64 c, float (&x)[8]) {
-  const i64 pos = r / p.rope_rows_per_token % p.rope_s, col = c % p.rope_d;
+  using u32 = std::uint32_t;
+  const i64 pos = u32(r) / u32(p.rope_rows_per_token) % u32(p.rope_s), col = u32(c) % u32(p.rope_d);
   float cv[8], sv[8];
   load8_f32(p.rope_cos + pos * p.rope_d + col, cv);
   load8_f32(p.rope_sin + pos * p.rope_d + col, sv);
@@ -261,6 +263,59 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
   }
 }
 
+// Rows of 65..1024 vectors of 8: one block per row, thread t holding vectors t, t + blockDim.x, ... (up to
+// V). The group kernel's one warp per row holds 12 vectors a lane at D = 3072 (88 registers, 20 warps an SM)
+// and ran the norms at 43-59% of the copy rate; many small threads keep more loads in flight.
+template <NormKind K, int V, bool Half>
+__global__ void __launch_bounds__(512) row_norm_block_kernel(RowNormArgs p) {
+  __shared__ float scratch[32];
+  const i64 r = blockIdx.x, nvec = p.d / 8;
+  const int t = threadIdx.x, nt = blockDim.x;
+  const float inv_d = 1.0f / static_cast<float>(p.d);
+  const ParamRows q = global_param_rows(p, r);
+  Vec8<Half> x[V];
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const i64 v = t + i64{j} * nt;
+    if (v < nvec) {
+      load_row_vec(p, q, r, v, true, x[j]);
+      float f[8];
+      x[j].get(p.ex, f);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
+    }
+  }
+  if constexpr (K == NormKind::Residual) return;
+  float mean = 0, inv;
+  if (K == NormKind::Rms) {
+    inv = 1.0f / sqrtf(block_sum(s, scratch) * inv_d + p.eps);
+  } else {
+    mean = block_sum(s, scratch) * inv_d;
+    float qsum = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (t + i64{j} * nt < nvec) {
+        float f[8];
+        x[j].get(p.ex, f);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) qsum += (f[e] - mean) * (f[e] - mean);
+      }
+    inv = 1.0f / sqrtf(block_sum(qsum, scratch) * inv_d + p.eps);
+  }
+  const i64 obase = out_base(p, r);
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const i64 v = t + i64{j} * nt;
+    if (v < nvec) {
+      float f[8];
+      x[j].get(p.ex, f);
+      finish8<K>(p, q, r, v * 8, mean, inv, f);
+      store8(p.y, p.ex, obase + v * 8, f);
+    }
+  }
+}
+
 template <NormKind K>
 __global__ void row_norm_kernel(RowNormArgs p) {
   extern __shared__ float row_cache[];
@@ -350,9 +405,36 @@ void launch_group(const RowNormArgs& p, cudaStream_t stream) {
     row_norm_group_kernel<K, G, V, true><<<blocks, kThreads, 0, stream>>>(p);
 }
 
-// Whether the group kernel takes these rows (8-wide access, up to 4096 elements): the only kernel that
-// forms a residual sum.
+// Whether the group or block kernel takes these rows (8-wide access, up to 4096 elements): the kernels
+// that form a residual sum.
 inline bool group_kernel_takes(const RowNormArgs& p) { return p.vec && p.d / 8 <= 512; }
+
+// Which kernel takes rows of 65..1024 vectors: the block kernel with 2 vectors a thread (default), with 1
+// (rows up to 512 vectors; longer ones take 2), or the group kernel (rows up to 512 vectors).
+// DATTN_ROW_NORM_KERNEL=block2|block1|group, read once: a benchmark knob
+// (bench/results/2026-12-04-h200-row-norm-block.md).
+enum class LongRowKernel { Block2, Block1, Group };
+LongRowKernel long_row_kernel();
+
+template <NormKind K>
+bool launch_row_norm_block(const RowNormArgs& p, cudaStream_t stream) {
+  const i64 nvec = p.d / 8;
+  if (nvec <= 64 || nvec > 1024) return false;
+  const LongRowKernel choice = long_row_kernel();
+  if (choice == LongRowKernel::Group && nvec <= 512) return false;
+  const int per_thread = choice == LongRowKernel::Block1 && nvec <= 512 ? 1 : 2;  // at most 512 threads
+  const i64 threads = ((nvec + per_thread - 1) / per_thread + 31) / 32 * 32;
+  const auto blocks = static_cast<unsigned>(p.rows);
+  const auto nt = static_cast<unsigned>(threads);
+  if (per_thread == 1) {
+    if (p.ex == Elt::F32) row_norm_block_kernel<K, 1, false><<<blocks, nt, 0, stream>>>(p);
+    else row_norm_block_kernel<K, 1, true><<<blocks, nt, 0, stream>>>(p);
+  } else {
+    if (p.ex == Elt::F32) row_norm_block_kernel<K, 2, false><<<blocks, nt, 0, stream>>>(p);
+    else row_norm_block_kernel<K, 2, true><<<blocks, nt, 0, stream>>>(p);
+  }
+  return true;
+}
 
 // The group kernel for rows of nvec 8-wide vectors (nvec <= 512); false when it does not take them.
 template <NormKind K>
@@ -393,7 +475,7 @@ void launch_row_norm(RowNormArgs p, DType dtype, const char* op, cudaStream_t st
   if (p.rows > 0x7fffffff) throw UserError(std::string(op) + " (cuda): too many rows");
   set_access_flags(p, dtype);
   if (p.res_x && !group_kernel_takes(p)) throw std::logic_error(std::string(op) + " (cuda): residual rows need the group kernel");
-  if (p.vec && launch_row_norm_group<K>(p, stream)) {
+  if (p.vec && (launch_row_norm_block<K>(p, stream) || launch_row_norm_group<K>(p, stream))) {
     check_launch(op);
     return;
   }
