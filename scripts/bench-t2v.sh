@@ -77,6 +77,9 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   sampler=$!
 fi
 
+# Earlier runs' videos (530 MB each) may still be in writeback: flush them first, so that no earlier run's
+# writeback throttles this run's writer and every run starts from the same state.
+sync
 echo "== dattn generate: ${width}x${height}, $frames frames, $steps steps, guidance 5, cuda bf16"
 "$bin" generate --model "$model" --prompt "$prompt" \
   --height "$height" --width "$width" --num-frames "$frames" --num-inference-steps "$steps" \
