@@ -3,13 +3,14 @@
 // decoder's geometries by default (frames_in = 2 cached + 4 new frames at the three upper stages).
 // bench/conv_probe.py times the same geometries through torch (cuDNN's frontend, heuristic and autotuned).
 //
-//   build/bench/dattn_conv3d_bench [--iters 20] [--fp32]
+//   build/bench/dattn_conv3d_bench [--iters 20] [--fp32] [--geometry cin,cout,kt,k,frames_in,h,w ...]
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -45,15 +46,24 @@ int main(int argc, char** argv) {
   CLI::App app{"the VAE decoders' causal 3-D convolutions on CUDA (ops' cuDNN path), TFLOP/s per geometry"};
   int iters = 20;
   bool fp32 = false;
+  std::vector<std::vector<int>> given;
   app.add_option("--iters", iters, "timed calls per geometry")->check(CLI::PositiveNumber);
   app.add_flag("--fp32", fp32, "float32 data (TF32 math) instead of bf16");
+  app.add_option("--geometry", given, "cin,cout,kt,k,frames_in,h,w (repeatable; default: the Wan2.2-5B decoder's)")
+      ->delimiter(',')
+      ->expected(7)
+      ->allow_extra_args(false);
   CLI11_PARSE(app, argc, argv);
   // {cin, cout, kt, k, frames_in, h, w}
-  const std::vector<std::vector<int>> geoms = {
+  std::vector<std::vector<int>> geoms = {
       {1024, 1024, 3, 3, 3, 44, 80},  {1024, 1024, 3, 3, 6, 88, 160}, {1024, 512, 3, 3, 6, 176, 320},
       {512, 512, 3, 3, 6, 176, 320},  {512, 256, 3, 3, 6, 352, 640},  {256, 256, 3, 3, 6, 352, 640},
       {512, 512, 1, 3, 4, 352, 640},  {1024, 1024, 1, 3, 4, 176, 320}};
+  if (!given.empty()) geoms = given;
   try {
+    for (const auto& v : geoms)
+      if (*std::min_element(v.begin(), v.end()) <= 0 || v[4] < v[2])
+        throw std::invalid_argument("--geometry: expected positive cin,cout,kt,k,frames_in,h,w with frames_in >= kt");
     std::printf("%-34s %10s %10s\n", "geometry (cin cout kt k T h w)", "ms", "TFLOP/s");
     for (const auto& v : geoms) {
       ops::cuda::ConvGeometry g;
