@@ -1,14 +1,9 @@
 # How fast can cuDNN run the Wan2.2-5B VAE decoder's causal 3-D convolutions in bf16 (NDHWC), through torch
 # (cuDNN frontend, heuristic vs benchmark=True autotuning)? Per geometry: frames_in -> frames_in - 2 output frames.
-import json, sys, time, torch
+import json
+import torch
 import torch.nn.functional as F
-def bench(fn, iters=20, warm=5):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize(); ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); return ts[len(ts) // 2]
+from torch_timing import median_event_ms as bench  # bench/torch_timing.py, beside this script
 # (cin, cout, kt, k, frames_in, H, W)
 geoms = [(1024, 1024, 3, 3, 3, 44, 80), (1024, 1024, 3, 3, 6, 88, 160), (1024, 512, 3, 3, 6, 176, 320),
          (512, 512, 3, 3, 6, 176, 320), (512, 256, 3, 3, 6, 352, 640), (256, 256, 3, 3, 6, 352, 640),

@@ -3,28 +3,21 @@
 # bf16, warmup 5, iters 20, 3 interleaved rounds, median. Accuracy against float32 math SDPA on a head slice.
 #   OUT=DIR python3 bench/sageattention2_anchor.py SAGEATTENTION_CHECKOUT QATTN_BUILD_DIR FUSED_BUILD_DIR
 # (table: bench/results/2026-12-04-h200-sage-attn-vs-sageattention2.md)
-import importlib.util, json, os, sys, types
+import importlib.util, json, os, sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
+from torch_timing import median_event_ms as bench  # bench/torch_timing.py, beside this script
 src, bds = sys.argv[1], sys.argv[2:]
 def load_so(name):
     path = [os.path.join(bd, f) for bd in bds for f in os.listdir(bd) if f.startswith(name) and f.endswith(".so")][0]
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod); return mod
 sys.path.insert(0, src)
-import importlib
 sys.modules["sageattention._qattn_sm90"] = load_so("_qattn_sm90")
 sys.modules["sageattention._fused"] = load_so("_fused")
 from sageattention.core import sageattn_qk_int8_pv_fp8_cuda_sm90 as sage90
 print(torch.__version__, torch.cuda.get_device_name(), torch.backends.cudnn.version(), flush=True)
-def bench(fn, iters=20, warm=5):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize(); ts = []
-    for _ in range(iters):
-        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); return ts[len(ts) // 2]
 shapes = {"wan22_5b_self": (1, 24, 11440, 11440, 128), "hv15_480p_self": (1, 16, 14040, 14040, 128),
           "wan21_14b_self": (1, 40, 75600, 75600, 128), "flux_joint": (1, 24, 4608, 4608, 128),
           "hd64": (1, 32, 16384, 16384, 64), "wan22_5b_cross": (1, 24, 11440, 512, 128)}

@@ -3,7 +3,7 @@
 # not causal, no LSE, bf16 output (head dims 64/128 and both Q/K granularities kept). On the GPU machine:
 #   TORCH_CUDA_ARCH_LIST=9.0a python3 bench/sageattention2_anchor_build.py SAGEATTENTION_CHECKOUT BUILD_DIR qattn|fused
 # (it edits the checkout's sm90 .cu in place: use a copy).
-import os, re, sys, time, shutil
+import os, sys, time
 import torch
 from torch.utils.cpp_extension import load
 src, bd = sys.argv[1], sys.argv[2]
