@@ -208,24 +208,21 @@ __device__ __forceinline__ void load_row_vec(const RowNormArgs& p, const ParamRo
   if (write) out.store(p.res_out, p.ex, e);
 }
 
-// G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced). Staging
-// the float32 parameter rows in shared memory for blocks of 16 rows was measured slower on the H200
-// (bench/notes/hunyuanvideo15.md, fourth set): they are read from L1/L2 per row.
-template <NormKind K, int G, int V, bool Half>
-__global__ void row_norm_group_kernel(RowNormArgs p) {
-  const int lane = threadIdx.x % G;
+// One row normalised by `lanes` threads: this one holds vectors lane, lane + lanes, ... (up to V), and
+// `reduce` sums a value over the row's threads (all of them must call it). `real`: false for a thread
+// that only repeats a row to take part in the reductions (it writes nothing).
+template <NormKind K, int V, bool Half, class Reduce>
+__device__ __forceinline__ void norm_row(const RowNormArgs& p, i64 r, bool real, int lane, int lanes, Reduce reduce) {
   const i64 nvec = p.d / 8;
   const float inv_d = 1.0f / static_cast<float>(p.d);
-  const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
-  const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
   const ParamRows q = global_param_rows(p, r);
   Vec8<Half> x[V];
   float s = 0;
 #pragma unroll
   for (int j = 0; j < V; ++j) {
-    const i64 v = lane + i64{j} * G;
+    const i64 v = lane + i64{j} * lanes;
     if (v < nvec) {
-      load_row_vec(p, q, r, v, row < p.rows, x[j]);
+      load_row_vec(p, q, r, v, real, x[j]);
       float f[8];
       x[j].get(p.ex, f);
 #pragma unroll
@@ -235,25 +232,25 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
   if constexpr (K == NormKind::Residual) return;
   float mean = 0, inv;
   if (K == NormKind::Rms) {
-    inv = 1.0f / sqrtf(group_sum<G>(s) * inv_d + p.eps);
+    inv = 1.0f / sqrtf(reduce(s) * inv_d + p.eps);
   } else {
-    mean = group_sum<G>(s) * inv_d;
+    mean = reduce(s) * inv_d;
     float qsum = 0;
 #pragma unroll
     for (int j = 0; j < V; ++j)
-      if (lane + i64{j} * G < nvec) {
+      if (lane + i64{j} * lanes < nvec) {
         float f[8];
         x[j].get(p.ex, f);
 #pragma unroll
         for (int e = 0; e < 8; ++e) qsum += (f[e] - mean) * (f[e] - mean);
       }
-    inv = 1.0f / sqrtf(group_sum<G>(qsum) * inv_d + p.eps);
+    inv = 1.0f / sqrtf(reduce(qsum) * inv_d + p.eps);
   }
-  if (row >= p.rows) return;
+  if (!real) return;
   const i64 obase = out_base(p, r);
 #pragma unroll
   for (int j = 0; j < V; ++j) {
-    const i64 v = lane + i64{j} * G;
+    const i64 v = lane + i64{j} * lanes;
     if (v < nvec) {
       float f[8];
       x[j].get(p.ex, f);
@@ -263,57 +260,23 @@ __global__ void row_norm_group_kernel(RowNormArgs p) {
   }
 }
 
-// Rows of 65..1024 vectors of 8: one block per row, thread t holding vectors t, t + blockDim.x, ... (up to
-// V). The group kernel's one warp per row holds 12 vectors a lane at D = 3072 (88 registers, 20 warps an SM)
-// and ran the norms at 43-59% of the copy rate; many small threads keep more loads in flight.
+// G lanes per row, up to V vectors of 8 per lane (lane l holds vectors l, l + G, ...: coalesced). Staging
+// the float32 parameter rows in shared memory for blocks of 16 rows was measured slower on the H200
+// (bench/notes/hunyuanvideo15.md, fourth set): they are read from L1/L2 per row.
+template <NormKind K, int G, int V, bool Half>
+__global__ void row_norm_group_kernel(RowNormArgs p) {
+  const i64 row = i64{blockIdx.x} * (blockDim.x / G) + threadIdx.x / G;
+  const i64 r = row < p.rows ? row : p.rows - 1;  // idle groups repeat the last row: shuffles need every lane
+  norm_row<K, V, Half>(p, r, row < p.rows, threadIdx.x % G, G, [](float v) { return group_sum<G>(v); });
+}
+
+// Rows of 65..1024 vectors of 8: one block per row, thread t holding vectors t, t + blockDim.x, ... (up
+// to V). The group kernel's one warp per row holds 12 vectors a lane at D = 3072 (88 registers, 20 warps
+// an SM) and ran the norms at 43-59% of the copy rate; many small threads keep more loads in flight.
 template <NormKind K, int V, bool Half>
 __global__ void __launch_bounds__(512) row_norm_block_kernel(RowNormArgs p) {
   __shared__ float scratch[32];
-  const i64 r = blockIdx.x, nvec = p.d / 8;
-  const int t = threadIdx.x, nt = blockDim.x;
-  const float inv_d = 1.0f / static_cast<float>(p.d);
-  const ParamRows q = global_param_rows(p, r);
-  Vec8<Half> x[V];
-  float s = 0;
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    const i64 v = t + i64{j} * nt;
-    if (v < nvec) {
-      load_row_vec(p, q, r, v, true, x[j]);
-      float f[8];
-      x[j].get(p.ex, f);
-#pragma unroll
-      for (int e = 0; e < 8; ++e) s += K == NormKind::Rms ? f[e] * f[e] : f[e];
-    }
-  }
-  if constexpr (K == NormKind::Residual) return;
-  float mean = 0, inv;
-  if (K == NormKind::Rms) {
-    inv = 1.0f / sqrtf(block_sum(s, scratch) * inv_d + p.eps);
-  } else {
-    mean = block_sum(s, scratch) * inv_d;
-    float qsum = 0;
-#pragma unroll
-    for (int j = 0; j < V; ++j)
-      if (t + i64{j} * nt < nvec) {
-        float f[8];
-        x[j].get(p.ex, f);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) qsum += (f[e] - mean) * (f[e] - mean);
-      }
-    inv = 1.0f / sqrtf(block_sum(qsum, scratch) * inv_d + p.eps);
-  }
-  const i64 obase = out_base(p, r);
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    const i64 v = t + i64{j} * nt;
-    if (v < nvec) {
-      float f[8];
-      x[j].get(p.ex, f);
-      finish8<K>(p, q, r, v * 8, mean, inv, f);
-      store8(p.y, p.ex, obase + v * 8, f);
-    }
-  }
+  norm_row<K, V, Half>(p, blockIdx.x, true, threadIdx.x, blockDim.x, [&](float v) { return block_sum(v, scratch); });
 }
 
 template <NormKind K>
@@ -409,12 +372,21 @@ void launch_group(const RowNormArgs& p, cudaStream_t stream) {
 // that form a residual sum.
 inline bool group_kernel_takes(const RowNormArgs& p) { return p.vec && p.d / 8 <= 512; }
 
-// Which kernel takes rows of 65..1024 vectors: the block kernel with 2 vectors a thread (default), with 1
-// (rows up to 512 vectors; longer ones take 2), or the group kernel (rows up to 512 vectors).
+// Which kernel takes rows of 65..1024 vectors: the block kernel with 2 vectors a thread (default), with
+// 1 vector (rows up to 512 vectors; longer ones take 2), or the group kernel (rows up to 512 vectors).
 // DATTN_ROW_NORM_KERNEL=block2|block1|group, read once: a benchmark knob
 // (bench/results/2026-12-04-h200-row-norm-block.md).
 enum class LongRowKernel { Block2, Block1, Group };
 LongRowKernel long_row_kernel();
+
+template <NormKind K, int V>
+void launch_block(const RowNormArgs& p, unsigned threads, cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>(p.rows);
+  if (p.ex == Elt::F32)
+    row_norm_block_kernel<K, V, false><<<blocks, threads, 0, stream>>>(p);
+  else
+    row_norm_block_kernel<K, V, true><<<blocks, threads, 0, stream>>>(p);
+}
 
 template <NormKind K>
 bool launch_row_norm_block(const RowNormArgs& p, cudaStream_t stream) {
@@ -423,16 +395,11 @@ bool launch_row_norm_block(const RowNormArgs& p, cudaStream_t stream) {
   const LongRowKernel choice = long_row_kernel();
   if (choice == LongRowKernel::Group && nvec <= 512) return false;
   const int per_thread = choice == LongRowKernel::Block1 && nvec <= 512 ? 1 : 2;  // at most 512 threads
-  const i64 threads = ((nvec + per_thread - 1) / per_thread + 31) / 32 * 32;
-  const auto blocks = static_cast<unsigned>(p.rows);
-  const auto nt = static_cast<unsigned>(threads);
-  if (per_thread == 1) {
-    if (p.ex == Elt::F32) row_norm_block_kernel<K, 1, false><<<blocks, nt, 0, stream>>>(p);
-    else row_norm_block_kernel<K, 1, true><<<blocks, nt, 0, stream>>>(p);
-  } else {
-    if (p.ex == Elt::F32) row_norm_block_kernel<K, 2, false><<<blocks, nt, 0, stream>>>(p);
-    else row_norm_block_kernel<K, 2, true><<<blocks, nt, 0, stream>>>(p);
-  }
+  const auto threads = static_cast<unsigned>(((nvec + per_thread - 1) / per_thread + 31) / 32 * 32);
+  if (per_thread == 1)
+    launch_block<K, 1>(p, threads, stream);
+  else
+    launch_block<K, 2>(p, threads, stream);
   return true;
 }
 
