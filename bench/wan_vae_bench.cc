@@ -120,14 +120,15 @@ Decoder load_decoder(const std::string& family, const std::string& dir, Device d
 }
 
 struct Timing {
-  double load = 0, median = 0, first = 0;
+  double load = 0, median = 0, first = 0, warm = 0;
   std::size_t peak = 0, weights = 0;
   Shape out;
   Tensor video;  // the last decode's, on the host (only kept for --dtype both)
 };
 
 Timing time_decode(const std::string& family, const std::string& dir, Device device, DType dtype, WanVaeConvMath math,
-                   const std::vector<std::int64_t>& tl, int repeat, bool keep_video, Decoder* info) {
+                   const std::vector<std::int64_t>& tl, const std::vector<std::int64_t>& warm_tl, int repeat,
+                   bool keep_video, Decoder* info) {
   const bool cuda = device == Device::CUDA;
   Timing r;
   const std::size_t before = cuda ? device_bytes_in_use() : 0;
@@ -140,6 +141,15 @@ Timing time_decode(const std::string& family, const std::string& dir, Device dev
   std::vector<float> zv(static_cast<std::size_t>(shape_numel(d.latent)));
   for (auto& v : zv) v = normal(rng);
   const Tensor z = Tensor::from_f32(zv, d.latent);
+  if (!warm_tl.empty()) {
+    // A small decode first: what of the first decode's extra time its kernels and set-up take away.
+    Shape ws = d.latent;
+    for (int i = 0; i < 3; ++i) ws[2 + i] = warm_tl[i];
+    std::vector<float> wv(static_cast<std::size_t>(shape_numel(ws)), 0.5f);
+    const auto a = std::chrono::steady_clock::now();
+    (void)d.decode(Tensor::from_f32(wv, ws));
+    r.warm = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+  }
   if (cuda) {
     // The first decode plans every convolution shape (cuDNN's algorithm choice) and warms the memory
     // pool; it is reported on its own. decode() returns after the GPU finished, so wall time is GPU time.
@@ -177,12 +187,13 @@ void print_timing(const char* label, const Timing& r, const Decoder& d, int repe
         "[%s] first decode %.3f s (plans the convolutions); peak device memory %.2f GiB (weights %.2f GiB "
         "and the video included)\n",
         label, r.first, static_cast<double>(r.peak) / (1u << 30), static_cast<double>(r.weights) / (1u << 30));
+  if (r.warm > 0) std::printf("[%s] --warm-latent decode before it %.3f s\n", label, r.warm);
 }
 
 int run(int argc, char** argv) {
   CLI::App app{"Times the Wan (or HunyuanVideo-1.5) VAE decode"};
   std::string model, random, keep, latent = "2,4,4", device_arg = "cpu", math_arg = "tf32", dtype_arg = "fp32";
-  std::string family = "wan", config = "configs/hunyuanvideo1.5-480p-t2v/vae.json";
+  std::string family = "wan", config = "configs/hunyuanvideo1.5-480p-t2v/vae.json", warm_latent;
   int repeat = 1;
   app.add_option("--family", family, "wan (default) or hv15 (HunyuanVideo-1.5's VAE)");
   app.add_option("--model", model, "a diffusers AutoencoderKLWan (or AutoencoderKLHunyuanVideo15) directory");
@@ -191,6 +202,8 @@ int run(int argc, char** argv) {
                  "hv15 --random: the VAE config (default configs/hunyuanvideo1.5-480p-t2v/vae.json)");
   app.add_option("--keep", keep, "with --random: write the checkpoint to this directory and keep it");
   app.add_option("--latent", latent, "latent frames,height,width (default 2,4,4)");
+  app.add_option("--warm-latent", warm_latent,
+                 "T,H,W: decode a latent of this size first (its time printed), before the first decode");
   app.add_option("--repeat", repeat, "timed decodes (the median is printed)")->check(CLI::PositiveNumber);
   app.add_option("--device", device_arg, "cpu (default) or cuda");
   app.add_option("--conv-math", math_arg, "CUDA fp32 convolutions: tf32 (default) or fp32");
@@ -210,10 +223,16 @@ int run(int argc, char** argv) {
   if (model.empty() == random.empty()) throw UserError("give exactly one of --model and --random");
   if (cuda && cuda_device_count() == 0)  // before any random checkpoint is written
     throw UserError("--device cuda: no CUDA device is visible (" + cuda_device_summary() + ")");
-  std::vector<std::int64_t> tl;
-  std::stringstream ss(latent);
-  for (std::string part; std::getline(ss, part, ',');) tl.push_back(std::stoll(part));
-  if (tl.size() != 3) throw UserError("--latent must be T,H,W, got '" + latent + "'");
+  const auto dims3 = [](const std::string& flag, const std::string& text) {
+    std::vector<std::int64_t> v;
+    std::stringstream ss(text);
+    for (std::string part; std::getline(ss, part, ',');) v.push_back(std::stoll(part));
+    if (v.size() != 3 || *std::min_element(v.begin(), v.end()) < 1)
+      throw UserError(flag + " must be T,H,W of positive sizes, got '" + text + "'");
+    return v;
+  };
+  const std::vector<std::int64_t> tl = dims3("--latent", latent);
+  const std::vector<std::int64_t> warm_tl = warm_latent.empty() ? std::vector<std::int64_t>{} : dims3("--warm-latent", warm_latent);
 
   std::string dir = model;
   const std::string tmp =
@@ -238,7 +257,7 @@ int run(int argc, char** argv) {
   std::vector<Timing> runs;
   Decoder d;
   for (DType dt : dtypes)
-    runs.push_back(time_decode(family, dir, *device, dt, math, tl, repeat, dtypes.size() > 1, &d));
+    runs.push_back(time_decode(family, dir, *device, dt, math, tl, warm_tl, repeat, dtypes.size() > 1, &d));
   if (!random.empty() && keep.empty()) std::filesystem::remove_all(tmp);
 
   std::printf("%s device=%s", d.describe.c_str(), cuda ? "cuda" : "cpu");

@@ -77,8 +77,11 @@ if command -v nvidia-smi >/dev/null 2>&1; then
   sampler=$!
 fi
 
-# Earlier runs' videos (530 MB each) may still be in writeback: flush them first, so that no earlier run's
-# writeback throttles this run's writer and every run starts from the same state.
+# Every run writes a new file, as a user's first run does: the previous run's video is removed and
+# flushed first, outside the timed process. Replacing an existing 530 MB output frees its pages inside the
+# writer's rename; on the H200 machine that took the "writing" stage from about 20 ms to 0.3-0.4 s
+# (bench/notes/loading.md). The sync also keeps an earlier run's writeback from throttling this one.
+rm -f "$video"
 sync
 echo "== dattn generate: ${width}x${height}, $frames frames, $steps steps, guidance 5, cuda bf16"
 "$bin" generate --model "$model" --prompt "$prompt" \
