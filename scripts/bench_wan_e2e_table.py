@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-STAGES = ["load text encoder", "text encoding", "load transformer", "denoising", "load vae", "vae decode", "writing"]
+STAGES = ["start-up", "load text encoder", "text encoding", "load transformer", "denoising", "load vae", "vae decode", "writing"]
 
 
 def smi_samples(path):

@@ -39,6 +39,15 @@ TEST(Hv15Vae, DecodeMatchesDiffusers) {
   EXPECT_GT(e.max_ref, 1.0) << "the reference leaves [-1, 1]: the decoder does not clamp, and neither may dattn";
 }
 
+TEST(Hv15Vae, WarmUpChangesNoLaterDecode) {
+  const SafetensorsFile golden(hv15_vae_case());
+  const Tensor z = golden_z(golden);
+  const HunyuanVideo15Vae vae = HunyuanVideo15Vae::load(hv15_vae_dir());
+  const std::vector<double> before = vae.decode(z).to_f64_vector();
+  vae.warm_up();
+  EXPECT_EQ(vae.decode(z).to_f64_vector(), before);
+}
+
 TEST(Hv15Vae, EveryIntermediateMatchesDiffusers) {
   const SafetensorsFile golden(hv15_vae_case());
   std::vector<double> video;

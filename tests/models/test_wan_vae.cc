@@ -60,6 +60,15 @@ TEST(WanVae, DecodeMatchesDiffusers) {
   EXPECT_LE(rel, 1e-5);
 }
 
+TEST(WanVae, WarmUpChangesNoLaterDecode) {
+  SafetensorsFile golden(dattn::testing::golden_dir() + "/wan_tiny/cases/vae_decode_z8.safetensors");
+  const Tensor z = Tensor::from_f64(golden.read_f64("input.z"), golden.info("input.z").shape, DType::F32);
+  const WanVae vae = WanVae::load(vae_dir());
+  const std::vector<double> before = vae.decode(z).to_f64_vector();
+  vae.warm_up();
+  EXPECT_EQ(vae.decode(z).to_f64_vector(), before);
+}
+
 TEST(WanVae, ConfigReadsTheGoldenFields) {
   const WanVaeConfig c = WanVaeConfig::from_json(golden_config());
   EXPECT_EQ(c.z_dim, 8);

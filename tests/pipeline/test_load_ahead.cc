@@ -59,6 +59,26 @@ TEST(ComponentSlotLoadAhead, AcquireWaitsForTheLoadAndRecordsBothTimes) {
   EXPECT_EQ(ahead.size(), 1u);
 }
 
+TEST(ComponentSlotLoadAhead, PrepareRunsOnTheLoadAheadThreadOnly) {
+  std::atomic<int> prepared{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  std::thread::id prepared_on;
+  Slot slot(
+      "part", Residency::PerStage, Device::CPU, [] { return std::make_unique<int>(7); },
+      [&](int& v) {
+        ++prepared;
+        prepared_on = std::this_thread::get_id();
+        v = 8;  // what it did is what acquire() hands out
+      });
+  Times stage;
+  EXPECT_EQ(*slot.acquire(stage), 7);  // loaded in the stage: not prepared
+  EXPECT_EQ(prepared.load(), 0);
+  slot.load_ahead(cpu_context(), cpu_context());
+  EXPECT_EQ(*slot.acquire(stage), 8);
+  EXPECT_EQ(prepared.load(), 1);
+  EXPECT_NE(prepared_on, caller);
+}
+
 TEST(ComponentSlotLoadAhead, ALoadThatFailedThrowsFromAcquire) {
   Slot slot("part", Residency::PerStage, Device::CPU, []() -> std::unique_ptr<int> {
     throw UserError("weights 'x': truncated");

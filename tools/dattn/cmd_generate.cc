@@ -207,6 +207,9 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     start = std::chrono::steady_clock::now();  // the report's total is the timed run's
   }
 
+  // What the process did before the run (the CUDA context, configs, the pipeline's objects; no weights):
+  // the first row of the stage times, so that they add up to the total.
+  const double startup_ms = ms_since(start);
   if (o.op_times) StageTimer::enable(options.device);  // after the warm-up: the timed run's ops only
   GenerationResult result;
   // Rank 0 encodes the frames as the VAE hands them over; what is left after the run is "writing". A run
@@ -218,6 +221,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
                                          : std::function<void(const Tensor&)>{});
   if (o.op_times) StageTimer::disable();
   std::vector<std::pair<std::string, double>>& stage_ms = result.report.stage_ms;
+  stage_ms.insert(stage_ms.begin(), {"start-up", startup_ms});
   const std::vector<StageMemory>& stage_memory = result.report.stage_memory;
   // Every rank ends with the same frames (the same latents, decoded by the same VAE): rank 0 writes them.
   if (!root) return 0;

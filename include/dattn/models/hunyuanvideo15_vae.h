@@ -94,6 +94,11 @@ class HunyuanVideo15Vae {
   // on the current run context's stream; returns after the GPU finished.
   Tensor decode(const Tensor& z) const;
 
+  // Decodes a latent of zeros of 2 frames of 2x2 and drops the video: on CUDA the first use of each
+  // convolution kernel (module loading and cuDNN's set-up; WanVae::warm_up) then happens here, e.g.
+  // beside the denoising, not in the first real decode. Changes no later decode's result.
+  void warm_up() const;
+
   // For tests: the most bytes the mid-block attention's score block may take (its queries are processed
   // in blocks of rows that fit); 0 restores the default.
   void set_attention_score_bytes(std::int64_t bytes);

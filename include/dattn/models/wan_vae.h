@@ -102,6 +102,12 @@ class WanVae {
   using FramesDone = std::function<void(const Tensor& video, std::int64_t b, std::int64_t frames_done)>;
   Tensor decode(const Tensor& z, const FramesDone& frames_done = {}) const;
 
+  // Decodes a latent of zeros of 2 frames of 2x2 and drops the video: on CUDA the first use of each
+  // convolution kernel (module loading and cuDNN's set-up, about 0.33 s of Wan2.2-5B's first full decode
+  // on the H200) then happens here, e.g. beside the denoising, not in the first real decode. Changes no
+  // later decode's result.
+  void warm_up() const;
+
   // For tests: the most bytes the mid-block attention's score block may take (its queries are processed
   // in blocks of rows that fit); 0 restores the default.
   void set_attention_score_bytes(std::int64_t bytes);

@@ -40,6 +40,10 @@ HunyuanVideo15Vae HunyuanVideo15Vae::load(const std::string& dir, Device device,
 
 void HunyuanVideo15Vae::set_attention_score_bytes(std::int64_t bytes) { decoder_->set_attention_score_bytes(bytes); }
 
+void HunyuanVideo15Vae::warm_up() const {
+  (void)decode(Tensor::zeros({1, config_.latent_channels, 2, 2, 2}, DType::F32, Device::CPU));
+}
+
 Tensor HunyuanVideo15Vae::decode(const Tensor& z) const {
   const Shape video_shape = config_.video_shape(z.shape());
   const std::int64_t batch = z.dim(0), zc = z.dim(1), t_lat = z.dim(2), h = z.dim(3), w = z.dim(4);

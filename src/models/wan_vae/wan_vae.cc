@@ -35,6 +35,10 @@ WanVae WanVae::load(const std::string& dir, Device device, DType dtype, WanVaeCo
   return vae;
 }
 
+void WanVae::warm_up() const {
+  (void)decode(Tensor::zeros({1, config_.z_dim, 2, 2, 2}, DType::F32, Device::CPU));
+}
+
 void WanVae::set_attention_score_bytes(std::int64_t bytes) { decoder_->set_attention_score_bytes(bytes); }
 
 Tensor WanVae::decode(const Tensor& z, const FramesDone& frames_done) const {

@@ -9,6 +9,9 @@
 // its own stream and staging ring, so its copies neither queue behind nor delay the running stage's
 // kernels. acquire() then waits for it; "load NAME" is the time waited, and the load's own duration goes
 // to the report's loaded_ahead_ms. A load that failed throws from acquire(), in the stage that needs it.
+// A slot's `prepare` runs there too, after the load and only on that thread: work that makes the
+// component's first use faster without changing what it computes (a VAE's small decode that loads its
+// CUDA kernels), done beside the running stage instead of inside its own.
 #include <functional>
 #include <future>
 #include <memory>
@@ -27,10 +30,12 @@ template <class T>
 class ComponentSlot {
  public:
   using Loader = std::function<std::unique_ptr<T>()>;
+  using Prepare = std::function<void(T&)>;
   using Times = std::vector<std::pair<std::string, double>>;
   ComponentSlot() = default;
-  ComponentSlot(std::string name, Residency residency, Device device, Loader load)
-      : name_(std::move(name)), residency_(residency), device_(device), load_(std::move(load)) {}
+  ComponentSlot(std::string name, Residency residency, Device device, Loader load, Prepare prepare = {})
+      : name_(std::move(name)), residency_(residency), device_(device), load_(std::move(load)),
+        prepare_(std::move(prepare)) {}
   ComponentSlot(ComponentSlot&&) noexcept = default;
   ComponentSlot& operator=(ComponentSlot&&) noexcept = default;
   // A load still running is waited for (its thread uses this slot's loader).
@@ -60,10 +65,12 @@ class ComponentSlot {
   void load_ahead(std::shared_ptr<RunContext> loader, std::shared_ptr<RunContext> user) {
     if (resident_ || ahead_.valid()) return;
     // The loader by value: the slot may be moved while the thread runs.
-    ahead_ = std::async(std::launch::async, [load = load_, loader = std::move(loader), user = std::move(user)] {
+    ahead_ = std::async(std::launch::async, [load = load_, prepare = prepare_, loader = std::move(loader),
+                                             user = std::move(user)] {
       const ContextScope bound(*loader);
       StageClock clock;
       std::unique_ptr<T> loaded = load();
+      if (prepare) prepare(*loaded);
       loader->synchronize();  // its uploads and conversions are done before another stream reads them
       const double ms = clock.ms();
       std::shared_ptr<T> component(loaded.release(), [user](T* p) {
@@ -98,8 +105,16 @@ class ComponentSlot {
   Residency residency_ = Residency::PerStage;
   Device device_ = Device::CPU;
   Loader load_;
+  Prepare prepare_;
   std::shared_ptr<T> resident_;
   std::future<Ahead> ahead_;
 };
+
+// A VAE slot's `prepare`: its warm_up() on CUDA (where the first use of each kernel costs time); nothing
+// on the CPU.
+template <class Vae>
+void warm_up_vae_on_cuda(Vae& vae) {
+  if (vae.device() == Device::CUDA) vae.warm_up();
+}
 
 }  // namespace dattn::pipeline

@@ -62,7 +62,7 @@ class Hv15Pipeline final : public Pipeline {
       // fp32 (on CUDA the convolutions use TF32 as PyTorch's do), or bf16 for a bf16 run on CUDA
       // (pipeline_vae_dtype).
       return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, vae_dtype_));
-    });
+    }, pipeline::warm_up_vae_on_cuda<HunyuanVideo15Vae>);
     attention_ = resolutions();
     if (options_.residency == Residency::Resident) {
       const ContextScope bound(*context_);

@@ -71,7 +71,7 @@ class WanPipeline final : public Pipeline {
       // fp32 (diffusers runs this VAE in fp32; on CUDA the convolutions use TF32 tensor cores, as
       // PyTorch's do by default), or bf16 for a bf16 run on CUDA (pipeline_vae_dtype).
       return std::make_unique<WanVae>(WanVae::load(info_.vae_dir, options_.device, vae_dtype_));
-    });
+    }, pipeline::warm_up_vae_on_cuda<WanVae>);
     // The attention roles resolve (and an explicit backend that cannot run them fails) before any weight
     // is read: the blocks of a loaded transformer resolve the same way.
     attention_ = wan_attention_resolutions(info_.transformer, options_);
