@@ -1,6 +1,8 @@
 // The shared request order (see family_run.h).
 #include "pipeline/common/family_run.h"
 
+#include <future>
+
 #include "dattn/core/stage_timer.h"
 #include "dattn/pipeline/noise.h"
 #include "pipeline/common/stage_memory.h"
@@ -25,6 +27,11 @@ GenerationResult run_family_stages(const FamilyStages& stages, const GenerationR
   Conditioning prompt;
   std::optional<Conditioning> negative;
   if (StageTimer::enabled()) StageTimer::collect();  // what ran before this request is not its
+  // The seeded noise depends on the request alone: drawn on a thread of its own beside the text encoding
+  // (2.2 M values at 704x1280x49: 63-77 ms of host time that sat between the stages).
+  std::future<Tensor> seeded;
+  if (!request.initial_latents.defined())
+    seeded = std::async(std::launch::async, [&] { return seeded_gaussian(latent_shape, request.seed); });
   {
     const StageMemoryScope memory("text encoder", context);
     stages.encode(guidance, prompt, negative, r.stage_ms);
@@ -33,8 +40,7 @@ GenerationResult run_family_stages(const FamilyStages& stages, const GenerationR
   }
   if (observer.on_conditioning) observer.on_conditioning(prompt, negative ? &*negative : nullptr);
 
-  const Tensor noise =
-      request.initial_latents.defined() ? request.initial_latents : seeded_gaussian(latent_shape, request.seed);
+  const Tensor noise = request.initial_latents.defined() ? request.initial_latents : seeded.get();
   Tensor latents;
   {
     const StageMemoryScope memory("denoising", context);
