@@ -14,6 +14,8 @@
 //   dattn_wan_vae_bench --model ../shared/golden/wan_tiny/pipeline/vae --latent 3,4,6 --repeat 5
 //   dattn_wan_vae_bench --random wan2.2-5b --latent 13,44,80 --device cuda --repeat 3   (704x1280x49)
 //   dattn_wan_vae_bench --random wan2.2-5b --latent 13,44,80 --device cuda --dtype both --repeat 3
+//   dattn_wan_vae_bench --model DIR --latent 13,44,80 --device cuda --dtype bf16 --warm-latent 1,2,2
+//       (a small decode first: what the first full decode still pays after it)
 //   dattn_wan_vae_bench --family hv15 --random hv1.5 --latent 9,30,52 --device cuda --dtype both --repeat 3
 //       (480x832x33; --latent 31,30,52 is 121 frames)
 #include <omp.h>
