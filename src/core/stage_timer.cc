@@ -14,7 +14,7 @@ namespace dattn {
 namespace {
 
 struct Record {
-  const char* stage;
+  const char* stage = nullptr;
   double begin_ms = 0, end_ms = 0;  // CPU mode
   // CUDA mode: the context current when the scope began; its events and stream time the scope. Held,
   // so that a context ending before collect() leaves its events readable.
@@ -72,8 +72,8 @@ StageScope::StageScope(const char* stage) {
   if (!records_here(s)) return;
   stage_ = stage;
   slot_ = static_cast<long long>(s.records.size());
-  s.records.push_back({stage});
-  Record& r = s.records.back();
+  Record& r = s.records.emplace_back();
+  r.stage = stage;
   if (s.device == Device::CUDA) {
     r.context = current_context(Device::CUDA).shared_from_this();
     stage_events::begin(*r.context, static_cast<std::size_t>(slot_));

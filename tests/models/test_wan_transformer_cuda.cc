@@ -23,7 +23,7 @@ void run_cuda_case(const std::string& backend, DType dtype, double limit_interme
   for (const char* case_name : {"t2v_scalar_t", "ti2v_token_t"}) {
     SafetensorsFile f(wan_case_path(case_name));
     const WanTransformer model =
-        WanTransformer::load(wan_tiny_transformer_dir(), {Device::CUDA, dtype, only_backend(backend)});
+        WanTransformer::load(wan_tiny_transformer_dir(), wan_run_options(Device::CUDA, dtype, only_backend(backend)));
     const WanCase c = read_wan_case(f);
     Recording rec;
     const Tensor sample = model.forward(c.hidden_states, c.timestep, c.encoder_hidden_states, rec.hook());

@@ -39,7 +39,8 @@ TEST_P(WanGolden, Float32MatchesEveryIntermediate) {
   const auto& [case_name, backend] = GetParam();
   SafetensorsFile f(wan_case_path(case_name));
   const WanTransformer model =
-      WanTransformer::load(wan_tiny_transformer_dir(), {Device::CPU, DType::F32, backend_settings(backend)});
+      WanTransformer::load(wan_tiny_transformer_dir(),
+                           wan_run_options(Device::CPU, DType::F32, backend_settings(backend)));
   const ForwardRun r = run_case(model, read_wan_case(f));
   ASSERT_EQ(r.sample.shape(), f.info("output.sample").shape);
   const auto cs = compare_intermediates(f, r.rec, float32_limit);
@@ -66,7 +67,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, WanGolden,
 TEST(WanGoldenBf16, ReportsErrorAtBf16Tolerance) {
   for (const char* case_name : {"t2v_scalar_t", "ti2v_token_t"}) {
     SafetensorsFile f(wan_case_path(case_name));
-    const WanTransformer model = WanTransformer::load(wan_tiny_transformer_dir(), {Device::CPU, DType::BF16, {}});
+    const WanTransformer model =
+        WanTransformer::load(wan_tiny_transformer_dir(), wan_run_options(Device::CPU, DType::BF16));
     const ForwardRun r = run_case(model, read_wan_case(f));
     EXPECT_EQ(r.sample.dtype(), DType::BF16);
     const auto cs = compare_intermediates(f, r.rec, [](const std::string&) { return 3e-2; });
@@ -83,7 +85,8 @@ TEST(WanGoldenBf16, ReportsErrorAtBf16Tolerance) {
 // that disagrees, not just any: a 1e-4 relative change of one record is caught by name.
 TEST(WanGoldenCheck, ADeliberatelyWrongIntermediateIsNamed) {
   SafetensorsFile f(wan_case_path("t2v_scalar_t"));
-  const WanTransformer model = WanTransformer::load(wan_tiny_transformer_dir(), {Device::CPU, DType::F32, {}});
+  const WanTransformer model =
+      WanTransformer::load(wan_tiny_transformer_dir(), wan_run_options(Device::CPU, DType::F32));
   ForwardRun r = run_case(model, read_wan_case(f));
   ASSERT_EQ(first_disagreement(compare_intermediates(f, r.rec, float32_limit)), std::nullopt);
   for (const char* victim : {"blocks.1.attn2.out", "rope.sin", "blocks.0.attn_cross.k"}) {

@@ -140,7 +140,9 @@ TEST(WanVae, WeightsOfAnotherConfigAreAClearError) {
 
 TEST(WanVae, UnsupportedDeviceOrDtypeIsAClearError) {
   EXPECT_THROW(WanVae::load(vae_dir(), Device::CPU, DType::BF16), UserError);
-  if (cuda_device_count() == 0) EXPECT_THROW(WanVae::load(vae_dir(), Device::CUDA, DType::F32), UserError);
+  if (cuda_device_count() == 0) {
+    EXPECT_THROW(WanVae::load(vae_dir(), Device::CUDA, DType::F32), UserError);
+  }
 }
 
 TEST(WanVae, DecodeRejectsLatentsOfTheWrongShape) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dattn/io/safetensors.h"
@@ -16,6 +17,14 @@
 namespace dattn::testing {
 
 inline std::string wan_tiny_transformer_dir() { return golden_dir() + "/wan_tiny/pipeline/transformer"; }
+// Run options of a device, dtype and attention settings, the rest at their defaults.
+inline WanRunOptions wan_run_options(Device device, DType dtype, AttentionSettings attention = {}) {
+  WanRunOptions o;
+  o.device = device;
+  o.dtype = dtype;
+  o.attention = std::move(attention);
+  return o;
+}
 inline std::string wan_case_path(const std::string& name) {
   return golden_dir() + "/wan_tiny/cases/transformer_" + name + ".safetensors";
 }
