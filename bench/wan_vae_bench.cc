@@ -26,6 +26,7 @@
 #include <memory>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <optional>
 #include <random>
@@ -228,13 +229,22 @@ int run(int argc, char** argv) {
   const auto dims3 = [](const std::string& flag, const std::string& text) {
     std::vector<std::int64_t> v;
     std::stringstream ss(text);
-    for (std::string part; std::getline(ss, part, ',');) v.push_back(std::stoll(part));
-    if (v.size() != 3 || *std::min_element(v.begin(), v.end()) < 1)
-      throw UserError(flag + " must be T,H,W of positive sizes, got '" + text + "'");
+    const std::string bad = flag + " must be T,H,W of positive whole numbers, got '" + text + "'";
+    for (std::string part; std::getline(ss, part, ',');) {
+      std::size_t used = 0;
+      try {
+        v.push_back(std::stoll(part, &used));
+      } catch (const std::exception&) {
+        throw UserError(bad);
+      }
+      if (used != part.size()) throw UserError(bad);
+    }
+    if (v.size() != 3 || *std::min_element(v.begin(), v.end()) < 1) throw UserError(bad);
     return v;
   };
   const std::vector<std::int64_t> tl = dims3("--latent", latent);
-  const std::vector<std::int64_t> warm_tl = warm_latent.empty() ? std::vector<std::int64_t>{} : dims3("--warm-latent", warm_latent);
+  const std::vector<std::int64_t> warm_tl =
+      warm_latent.empty() ? std::vector<std::int64_t>{} : dims3("--warm-latent", warm_latent);
 
   std::string dir = model;
   const std::string tmp =

@@ -11,7 +11,8 @@
 # --steps N: fewer denoising steps for a quick check (default 30). --height/--width/--num-frames
 #   shrink the video (default 704 x 1280 x 49), e.g. while the VAE decode is slow.
 # --out DIR: report, logs and table (default $OUT when set, the device tool's folder, else
-#   /tmp/dattn-t2v-bench). The video (530 MB of float frames) goes to --video, by default outside it.
+#   /tmp/dattn-t2v-bench). The video (530 MB of float frames) goes to --video, by default outside it;
+#   a file already there is removed before the timed run (each run writes a new file).
 # Flags after -- go to `dattn generate` (e.g. attention configuration flags).
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -35,7 +36,7 @@ while [ $# -gt 0 ]; do
     --video) video="$2"; shift 2 ;;
     --prompt) prompt="$2"; shift 2 ;;
     --) shift; extra=("$@"); break ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "bench-t2v.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done

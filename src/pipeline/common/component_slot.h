@@ -110,11 +110,4 @@ class ComponentSlot {
   std::future<Ahead> ahead_;
 };
 
-// A VAE slot's `prepare`: its warm_up() on CUDA (where the first use of each kernel costs time); nothing
-// on the CPU.
-template <class Vae>
-void warm_up_vae_on_cuda(Vae& vae) {
-  if (vae.device() == Device::CUDA) vae.warm_up();
-}
-
 }  // namespace dattn::pipeline
