@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
         [&] { (void)ops::rms_norm_rope_interleaved(qk_row, 1e-6f, gain_row, cos, sin); });
     run("rms_norm (across heads)", 2 * row, [&] { (void)ops::rms_norm(x, 1e-6f, gain_row); });
     run("layer_norm (weight and bias)", 2 * row, [&] { (void)ops::layer_norm(x, 1e-6f, gain_row, bias_row); });
+    // Wan's norm2 after the self-attention's gated residual: the two ops, then the fused one.
+    run("gated_residual, then layer_norm (weight and bias)", 5 * row,
+        [&] { (void)ops::layer_norm(ops::gated_residual(x, y, mod, 2), 1e-6f, gain_row, bias_row); });
+    run("residual_layer_norm (weight and bias)", 4 * row,
+        [&] { (void)ops::residual_layer_norm(x, y, &mod, 2, 1e-6f, gain_row, bias_row); });
     run("gelu_tanh [tokens, 4D]", 8 * row, [&] { (void)ops::gelu_tanh(ffn_h); });
     const double gemm_flop = 2.0 * static_cast<double>(tokens) * dim * 4 * dim;
     const double linear_ms = time_ms([&] { (void)ops::linear(x, ffn_w, ffn_b); }, iters);

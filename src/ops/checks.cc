@@ -73,6 +73,26 @@ void require_rope_tables(const char* op, const Tensor& x, const Tensor& cos, con
                     ": the rotary width (cos.dim(1)) must be even and divide x's last dimension");
 }
 
+void require_norm_input(const char* op, const Tensor& x, float eps) {
+  require_float(op, "x", x);
+  if (x.ndim() < 1) throw UserError(std::string(op) + ": x " + x.describe() + " has no last dimension");
+  if (!(eps >= 0)) throw UserError(std::string(op) + ": eps " + std::to_string(eps) + ": expected >= 0");
+}
+
+void require_norm_param(const char* op, const char* arg, const Tensor& x, const Tensor& p) {
+  if (!p.defined()) return;
+  require_float(op, arg, p);
+  require_shape(op, arg, p, {x.dim(-1)});
+  require_same_device(op, x, arg, p);
+}
+
+void require_layer_norm_params(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (weight.defined() != bias.defined())
+    throw UserError(std::string(op) + ": weight and bias must be given together (or neither)");
+  require_norm_param(op, "weight", x, weight);
+  require_norm_param(op, "bias", x, bias);
+}
+
 void no_kernel(const char* op, Device device) {
   throw UserError(std::string(op) + " has no " + (device == Device::CUDA ? "CUDA" : "such") +
                   " implementation yet");

@@ -22,6 +22,12 @@ void require_window(const char* op, const Tensor& x, const Shape& y_shape, const
 // The interleaved rotary embedding's tables for x [B, S, G, N]: cos and sin float32 [S, Dr] on x's device,
 // Dr even and dividing N.
 void require_rope_tables(const char* op, const Tensor& x, const Tensor& cos, const Tensor& sin);
+// A norm's input: a float x with a last dimension, eps >= 0.
+void require_norm_input(const char* op, const Tensor& x, float eps);
+// A norm's parameter vector `arg` (when defined): float, [D] for x [..., D], on x's device.
+void require_norm_param(const char* op, const char* arg, const Tensor& x, const Tensor& p);
+// A layer norm's weight and bias: both or neither, each a norm parameter.
+void require_layer_norm_params(const char* op, const Tensor& x, const Tensor& weight, const Tensor& bias);
 // The one message every op gives for a device it has no kernel for yet.
 [[noreturn]] void no_kernel(const char* op, Device device);
 

@@ -2,6 +2,7 @@
 #include "dattn/ops/modulation.h"
 
 #include "dattn/ops/elementwise.h"
+#include "dattn/ops/norm.h"
 
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
@@ -37,6 +38,19 @@ void check_modulation(const char* op, const Tensor& x, const TokenModulation& m,
     if (k < 0 || k >= m.params.dim(1))
       throw UserError(std::string(op) + ": vector index " + std::to_string(k) + " outside params " +
                       m.params.describe());
+}
+
+// The residual sum: h + x * gate, or h + x.
+Tensor residual_of(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k) {
+  return gate ? gated_residual(h, x, *gate, gate_k) : add(h, x);
+}
+
+// The residual's checks: x like h, the gate's rows and index.
+void check_residual(const char* op, const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k) {
+  if (gate) check_modulation(op, h, *gate, {gate_k});
+  detail::require_float(op, "x", x);
+  detail::require_shape(op, "x", x, h.shape());
+  detail::require_same_device(op, h, "x", x);
 }
 
 }  // namespace
@@ -80,14 +94,11 @@ ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, 
                                               float eps, const TokenModulation& norm, int shift_k, int scale_k) {
   constexpr const char* op = "residual_layer_norm_modulated";
   check_modulation(op, h, norm, {shift_k, scale_k});
-  if (gate) check_modulation(op, h, *gate, {gate_k});
-  detail::require_float(op, "x", x);
-  detail::require_shape(op, "x", x, h.shape());
-  detail::require_same_device(op, h, "x", x);
+  check_residual(op, h, x, gate, gate_k);
   switch (h.device()) {
     case Device::CPU: {
       ResidualAndNorm o;
-      o.residual = gate ? gated_residual(h, x, *gate, gate_k) : add(h, x);
+      o.residual = residual_of(h, x, gate, gate_k);
       o.normed = layer_norm_modulated(o.residual, eps, norm, shift_k, scale_k);
       return o;
     }
@@ -95,6 +106,31 @@ ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, 
 #ifdef DATTN_WITH_CUDA
       const StageScope timed(op);
       return cuda::residual_layer_norm_modulated(h, x, gate, gate_k, eps, norm, shift_k, scale_k);
+#else
+      break;
+#endif
+    }
+  }
+  detail::no_kernel(op, h.device());
+}
+
+ResidualAndNorm residual_layer_norm(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k, float eps,
+                                    const Tensor& weight, const Tensor& bias) {
+  constexpr const char* op = "residual_layer_norm";
+  detail::require_norm_input(op, h, eps);
+  check_residual(op, h, x, gate, gate_k);
+  detail::require_layer_norm_params(op, h, weight, bias);
+  switch (h.device()) {
+    case Device::CPU: {
+      ResidualAndNorm o;
+      o.residual = residual_of(h, x, gate, gate_k);
+      o.normed = layer_norm(o.residual, eps, weight, bias);
+      return o;
+    }
+    case Device::CUDA: {
+#ifdef DATTN_WITH_CUDA
+      const StageScope timed(op);
+      return cuda::residual_layer_norm(h, x, gate, gate_k, eps, weight, bias);
 #else
       break;
 #endif

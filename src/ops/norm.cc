@@ -13,31 +13,11 @@
 #endif
 
 namespace dattn::ops {
-namespace {
-
-void check_param(const char* op, const char* arg, const Tensor& x, const Tensor& p) {
-  if (!p.defined()) return;
-  detail::require_float(op, arg, p);
-  detail::require_shape(op, arg, p, {x.dim(-1)});
-  detail::require_same_device(op, x, arg, p);
-}
-
-void check_x(const char* op, const Tensor& x, float eps) {
-  detail::require_float(op, "x", x);
-  if (x.ndim() < 1) throw UserError(std::string(op) + ": x " + x.describe() + " has no last dimension");
-  if (!(eps >= 0)) throw UserError(std::string(op) + ": eps " + std::to_string(eps) + ": expected >= 0");
-}
-
-}  // namespace
-
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias) {
   const StageScope timed("layer_norm");
   constexpr const char* op = "layer_norm";
-  check_x(op, x, eps);
-  if (weight.defined() != bias.defined())
-    throw UserError(std::string(op) + ": weight and bias must be given together (or neither)");
-  check_param(op, "weight", x, weight);
-  check_param(op, "bias", x, bias);
+  detail::require_norm_input(op, x, eps);
+  detail::require_layer_norm_params(op, x, weight, bias);
   switch (x.device()) {
     case Device::CPU: return cpu::layer_norm(x, eps, weight, bias);
     case Device::CUDA:
@@ -53,8 +33,8 @@ Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor
 Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
   const StageScope timed("rms_norm");
   constexpr const char* op = "rms_norm";
-  check_x(op, x, eps);
-  check_param(op, "weight", x, weight);
+  detail::require_norm_input(op, x, eps);
+  detail::require_norm_param(op, "weight", x, weight);
   switch (x.device()) {
     case Device::CPU: return cpu::rms_norm(x, eps, weight);
     case Device::CUDA:
@@ -69,8 +49,8 @@ Tensor rms_norm(const Tensor& x, float eps, const Tensor& weight) {
 
 void rms_norm(const Tensor& x, float eps, const Tensor& weight, const RowWindow& into) {
   constexpr const char* op = "rms_norm";
-  check_x(op, x, eps);
-  check_param(op, "weight", x, weight);
+  detail::require_norm_input(op, x, eps);
+  detail::require_norm_param(op, "weight", x, weight);
   detail::require_window(op, x, x.shape(), into);
   if (x.device() == Device::CPU) return copy_into(rms_norm(x, eps, weight), into);
   const StageScope timed("rms_norm");
@@ -85,9 +65,9 @@ namespace {
 
 void check_norm_rope(const char* op, const Tensor& x, float eps, const Tensor& weight, const Tensor& cos,
                      const Tensor& sin) {
-  check_x(op, x, eps);
+  detail::require_norm_input(op, x, eps);
   detail::require_ndim(op, "x", x, 4, "[B, S, G, N]");
-  check_param(op, "weight", x, weight);
+  detail::require_norm_param(op, "weight", x, weight);
   detail::require_rope_tables(op, x, cos, sin);
 }
 

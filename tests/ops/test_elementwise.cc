@@ -6,6 +6,7 @@
 
 #include "dattn/ops/elementwise.h"
 #include "dattn/ops/modulation.h"
+#include "dattn/ops/norm.h"
 #include "ops/op_test_util.h"
 
 namespace dattn::testing {
@@ -122,6 +123,37 @@ TEST(OpsModulation, ResidualLayerNormModulatedIsTheTwoOps) {
   const Tensor wrong = Tensor::zeros({2, 5, 32}, DType::F32);
   EXPECT_NE(user_error([&] { ops::residual_layer_norm_modulated(c.x.t, wrong, nullptr, 0, 1e-6f, c.m, 3, 4); })
                 .find("residual_layer_norm_modulated"),
+            std::string::npos);
+}
+
+// The fused gated residual + affine layer norm on the CPU is the two ops, and its arguments are checked.
+TEST(OpsModulation, ResidualLayerNormIsTheTwoOps) {
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  for (DType dt : kFloatDTypes) {
+    SCOPED_TRACE(std::string(dtype_name(dt)) + " seed " + std::to_string(seed));
+    ModCase c = make_mod_case(dt, rng);
+    const auto w = random_tensor({64}, dt, rng, 1.0f, 0.2f), b = random_tensor({64}, dt, rng);
+    const auto gated = ops::residual_layer_norm(c.x.t, c.y.t, &c.m, 2, 1e-6f, w.t, b.t);
+    const Tensor resid = ops::gated_residual(c.x.t, c.y.t, c.m, 2);
+    EXPECT_EQ(gated.residual.to_f64_vector(), resid.to_f64_vector());
+    EXPECT_EQ(gated.normed.to_f64_vector(), ops::layer_norm(resid, 1e-6f, w.t, b.t).to_f64_vector());
+    const auto plain = ops::residual_layer_norm(c.x.t, c.y.t, nullptr, 0, 1e-6f, Tensor(), Tensor());
+    const Tensor sum = ops::add(c.x.t, c.y.t);
+    EXPECT_EQ(plain.residual.to_f64_vector(), sum.to_f64_vector());
+    EXPECT_EQ(plain.normed.to_f64_vector(), ops::layer_norm(sum, 1e-6f, Tensor(), Tensor()).to_f64_vector());
+  }
+  std::mt19937_64 rng2(2);
+  ModCase c = make_mod_case(DType::F32, rng2);
+  const Tensor w = Tensor::zeros({64}, DType::F32), short_w = Tensor::zeros({32}, DType::F32);
+  EXPECT_EQ(user_error([&] { ops::residual_layer_norm(c.x.t, c.y.t, &c.m, 6, 1e-6f, w, w); }),
+            "residual_layer_norm: vector index 6 outside params [3,6,64] fp32 cpu");
+  EXPECT_EQ(user_error([&] { ops::residual_layer_norm(c.x.t, c.y.t, &c.m, 2, 1e-6f, w, Tensor()); }),
+            "residual_layer_norm: weight and bias must be given together (or neither)");
+  EXPECT_NE(user_error([&] { ops::residual_layer_norm(c.x.t, c.y.t, &c.m, 2, 1e-6f, short_w, short_w); })
+                .find("residual_layer_norm: weight [32]"),
+            std::string::npos);
+  EXPECT_NE(user_error([&] { ops::residual_layer_norm(c.x.t, c.y.t, &c.m, 2, -1.0f, w, w); }).find("eps"),
             std::string::npos);
 }
 

@@ -1,5 +1,5 @@
 // layer_norm, rms_norm, rms_norm_rope_interleaved, layer_norm_modulated, gated_residual and the two fused
-// (residual_layer_norm_modulated) on CUDA
+// (residual_layer_norm_modulated, residual_layer_norm) on CUDA
 // against float64 references and the CPU ops: every dtype, row lengths that take each kernel path (odd
 // D: a block per row, scalar; D % 8 == 0 up to 4096: lane groups of every width, several rows per warp,
 // partly filled blocks; 5120: a block per row, 8-wide; D > 12288: rows too long for shared memory), rows
@@ -226,6 +226,52 @@ TEST(OpsCudaModulation, ResidualLayerNormModulatedIsTheTwoOps) {
           EXPECT_EQ(fused.normed.to_f64_vector(), two_normed.to_f64_vector());
         }
       }
+}
+
+// The gated residual + affine layer norm (Wan's norm2) against float64 and the CPU op, and bit for bit
+// against the two CUDA ops: gated and plain, with and without weight and bias, widths of the group kernel
+// (256), the block kernel (3072, Wan's width) and the two-op fallback (77, 5120), unaligned views.
+TEST(OpsCudaModulation, ResidualLayerNormIsTheTwoOps) {
+  DATTN_SKIP_WITHOUT_CUDA();
+  const auto seed = test::fresh_seed();
+  std::mt19937_64 rng(seed);
+  const std::int64_t tokens = 40;
+  for (std::int64_t d : {77, 256, 3072, 5120})
+    for (bool gated : {true, false})
+      for (bool affine : {true, false})
+        for (DType dt : kFloatDTypes) {
+          SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d) + (gated ? " gated" : " plain") +
+                                           (affine ? " affine" : " no affine")));
+          auto h = random_tensor({2, tokens / 2, d}, dt, rng, 2.0f, 1.5f);
+          auto x = random_tensor({2, tokens / 2, d}, dt, rng);
+          auto gate_params = random_tensor({2, 3, d}, DType::F32, rng, 0.0f, 0.5f);
+          auto w = random_tensor({d}, dt, rng, 1.0f, 0.2f);
+          auto b = random_tensor({d}, dt, rng, 0.0f, 0.3f);
+          const auto row_of = token_rows(tokens, 2, d == 3072);
+          const ops::TokenModulation cpu_g{gate_params.t, row_of}, gpu_g{dev(gate_params.t), row_of};
+          const int gate_k = 2;
+          const Tensor cw = affine ? w.t : Tensor(), cb = affine ? b.t : Tensor();
+          const Tensor gw = affine ? dev(w.t) : Tensor(), gb = affine ? dev(b.t) : Tensor();
+
+          std::vector<double> resid(h.v.size());
+          for (std::int64_t t = 0; t < tokens; ++t)
+            for (std::int64_t i = 0; i < d; ++i)
+              resid[t * d + i] = h.v[t * d + i] + x.v[t * d + i] * (gated ? gate_params.v[(row_of[t] * 3 + gate_k) * d + i] : 1.0);
+          const std::vector<double> normed =
+              norm_ref(resid, d, 1e-6, false, affine ? w.v.data() : nullptr, affine ? b.v.data() : nullptr);
+          for (bool misaligned : {false, true}) {
+            SCOPED_TRACE(misaligned ? "misaligned" : "aligned");
+            const Tensor hd = misaligned ? dev_misaligned(h.t) : dev(h.t), xd = misaligned ? dev_misaligned(x.t) : dev(x.t);
+            poison_device_heap();
+            const auto fused = ops::residual_layer_norm(hd, xd, gated ? &gpu_g : nullptr, gate_k, 1e-6f, gw, gb);
+            const auto cpu = ops::residual_layer_norm(h.t, x.t, gated ? &cpu_g : nullptr, gate_k, 1e-6f, cw, cb);
+            EXPECT_EQ(check_cuda(fused.residual, cpu.residual, resid), "");
+            EXPECT_EQ(check_cuda(fused.normed, cpu.normed, normed), "");
+            const Tensor two_resid = gated ? ops::gated_residual(hd, xd, gpu_g, gate_k) : ops::add(hd, xd);
+            EXPECT_EQ(fused.residual.to_f64_vector(), two_resid.to_f64_vector());
+            EXPECT_EQ(fused.normed.to_f64_vector(), ops::layer_norm(two_resid, 1e-6f, gw, gb).to_f64_vector());
+          }
+        }
 }
 
 // Thousands of rows whose parameter rows change at arbitrary tokens (runs of 1201, 3, 1299 and 2500 tokens): a

@@ -32,4 +32,9 @@ struct ResidualAndNorm {
 ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k,
                                               float eps, const TokenModulation& norm, int shift_k, int scale_k);
 
+// The same with a plain layer norm after the residual (Wan's norm2 before the cross-attention): residual as
+// above, normed = layer_norm(residual, eps, weight, bias) (weight and bias [D], both or neither).
+ResidualAndNorm residual_layer_norm(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k, float eps,
+                                    const Tensor& weight, const Tensor& bias);
+
 }  // namespace dattn::ops

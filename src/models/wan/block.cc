@@ -3,6 +3,8 @@
 // float32; their results are cast back to the run dtype.
 #include "models/wan/block.h"
 
+#include <utility>
+
 #include "dattn/models/attention_roles.h"
 #include "dattn/ops/ops.h"
 #include "models/wan/row_parallel.h"
@@ -37,15 +39,22 @@ Tensor Block::forward(const BlockWeights& w, const Tensor& x, const Tensor& text
   Tensor h = ops::layer_norm_modulated(x, eps_, mod, kShiftMsa, kScaleMsa);
   Tensor attn = attn1_.forward(w.attn1, h, h, &rope, capture, prefix_ + ".attn_self");
   capture(prefix_ + ".attn1.out", attn);
-  Tensor hidden = ops::gated_residual(x, attn, mod, kGateMsa);
-
-  h = w.norm2_weight.defined() ? ops::layer_norm(hidden, eps_, w.norm2_weight, w.norm2_bias) : hidden;
+  // The self-attention's gated residual and norm2 (when the block has one) in one pass.
+  Tensor hidden;
+  if (w.norm2_weight.defined()) {
+    ops::ResidualAndNorm r = ops::residual_layer_norm(x, attn, &mod, kGateMsa, eps_, w.norm2_weight, w.norm2_bias);
+    hidden = std::move(r.residual);
+    h = std::move(r.normed);
+  } else {
+    hidden = ops::gated_residual(x, attn, mod, kGateMsa);
+    h = hidden;
+  }
   attn = attn2_.forward(w.attn2, h, text, nullptr, capture, prefix_ + ".attn_cross");
   capture(prefix_ + ".attn2.out", attn);
   // The cross-attention's residual and the FFN's norm in one pass.
   ops::ResidualAndNorm r = ops::residual_layer_norm_modulated(hidden, attn, nullptr, 0, eps_, mod, kShiftFfn, kScaleFfn);
-  hidden = r.residual;
-  h = r.normed;
+  hidden = std::move(r.residual);
+  h = std::move(r.normed);
   // Tensor parallel: this rank's FFN columns (the GELU is per column), summed over the group after ffn_out.
   Tensor ff = tp_ ? apply_row_parallel(tp_.get(), w.ffn_out, apply_gelu_tanh(w.ffn_in, h))
                  : apply_feed_forward(w.ffn_in, w.ffn_out, h);

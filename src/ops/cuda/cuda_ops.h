@@ -33,6 +33,8 @@ Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m
 Tensor gated_residual(const Tensor& h, const Tensor& x, const TokenModulation& m, int gate_k);
 ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k,
                                               float eps, const TokenModulation& norm, int shift_k, int scale_k);
+ResidualAndNorm residual_layer_norm(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k, float eps,
+                                    const Tensor& weight, const Tensor& bias);
 Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& sin);
 Tensor apply_rope_rotate_half(const Tensor& x, const Tensor& cos, const Tensor& sin);
 Tensor timestep_embedding(const Tensor& t, const TimestepEmbeddingParams& p);

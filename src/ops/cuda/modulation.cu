@@ -59,24 +59,56 @@ Tensor layer_norm_modulated(const Tensor& x, float eps, const TokenModulation& m
   return y;
 }
 
+namespace {
+
+// The residual sum the fused kernels form before the norm: h + x (* gate), written to `residual`.
+void add_residual(RowNormArgs& p, const Tensor& x, const TokenModulation* gate, int gate_k, Tensor& residual) {
+  p.res_x = x.data(), p.eres = elt_of(x.dtype()), p.res_out = residual.data();
+  if (!gate) return;
+  p.res_params = gate->params.data_as<float>();
+  p.res_k = static_cast<int>(gate->params.dim(1)), p.res_gate_k = gate_k;
+  p.res_rows = token_rows(gate->row_of_token);
+}
+
+Tensor residual_of(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k) {
+  return gate ? cuda::gated_residual(h, x, *gate, gate_k) : cuda::add(h, x, h.shape(), h.dtype());
+}
+
+}  // namespace
+
 ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k,
                                               float eps, const TokenModulation& norm, int shift_k, int scale_k) {
   ResidualAndNorm o{Tensor::empty(h.shape(), h.dtype(), Device::CUDA), Tensor::empty(h.shape(), h.dtype(), Device::CUDA)};
   RowNormArgs p = modulated_args(h, o.normed, eps, norm, shift_k, scale_k);
   if (p.rows == 0) return o;
-  p.res_x = x.data(), p.eres = elt_of(x.dtype()), p.res_out = o.residual.data();
-  if (gate) {
-    p.res_params = gate->params.data_as<float>();
-    p.res_k = static_cast<int>(gate->params.dim(1)), p.res_gate_k = gate_k;
-    p.res_rows = token_rows(gate->row_of_token);
-  }
+  add_residual(p, x, gate, gate_k, o.residual);
   set_access_flags(p, h.dtype());
   if (!group_kernel_takes(p)) {  // unaligned views, rows over 4096 or not a multiple of 8: the two ops
-    o.residual = gate ? cuda::gated_residual(h, x, *gate, gate_k) : cuda::add(h, x, h.shape(), h.dtype());
+    o.residual = residual_of(h, x, gate, gate_k);
     o.normed = cuda::layer_norm_modulated(o.residual, eps, norm, shift_k, scale_k);
     return o;
   }
   launch_row_norm<NormKind::LayerModulated>(p, h.dtype(), "residual_layer_norm_modulated", current_stream());
+  return o;
+}
+
+ResidualAndNorm residual_layer_norm(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k, float eps,
+                                    const Tensor& weight, const Tensor& bias) {
+  ResidualAndNorm o{Tensor::empty(h.shape(), h.dtype(), Device::CUDA), Tensor::empty(h.shape(), h.dtype(), Device::CUDA)};
+  RowNormArgs p;
+  p.x = h.data(), p.y = o.normed.data(), p.ex = elt_of(h.dtype());
+  p.d = h.dim(-1), p.rows = p.d ? h.numel() / p.d : 0, p.eps = eps;
+  if (p.rows == 0) return o;
+  if (weight.defined()) p.w = weight.data(), p.ew = elt_of(weight.dtype());
+  if (bias.defined()) p.b = bias.data(), p.eb = elt_of(bias.dtype());
+  add_residual(p, x, gate, gate_k, o.residual);
+  set_access_flags(p, h.dtype());
+  if (!group_kernel_takes(p)) {  // as above: the two ops
+    o.residual = residual_of(h, x, gate, gate_k);
+    o.normed = cuda::layer_norm(o.residual, eps, weight, bias);
+    return o;
+  }
+  launch_row_norm<NormKind::Layer>(p, h.dtype(), "residual_layer_norm", current_stream());
   return o;
 }
 

@@ -11,15 +11,8 @@
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
-#include "pipeline/common/component_slot.h"
-#include "pipeline/common/library_warmup.h"
-#include "pipeline/common/load_ahead.h"
-#include "pipeline/common/denoise_loop.h"
-#include "pipeline/common/family_run.h"
-#include "pipeline/common/parallel_checks.h"
-#include "pipeline/common/memory_check.h"
-#include "pipeline/common/stage_clock.h"
 #include "pipeline/common/decoded_frames.h"
+#include "pipeline/common/text_to_video_pipeline.h"
 #include "pipeline/hunyuanvideo15/request_memory.h"
 #include "pipeline/hunyuanvideo15/text_stage.h"
 #include "pipeline/schedulers/schedule_math.h"
@@ -31,22 +24,15 @@ using pipeline::ComponentSlot;
 using pipeline::StageClock;
 using pipeline::StageTimes;
 
-class Hv15Pipeline final : public Pipeline {
+using Hv15Base = pipeline::TextToVideoPipeline<Hv15PipelineInfo, hv15::TextEncoders, HunyuanVideo15Transformer,
+                                               HunyuanVideo15Vae>;
+
+class Hv15Pipeline final : public Hv15Base {
  public:
   Hv15Pipeline(const std::string& dir, const PipelineOptions& options)
-      : info_(inspect_hv15_pipeline(dir)),
-        options_(options),
-        class_name_("HunyuanVideo15Pipeline"),
-        context_(RunContext::create(options.device, options.device_index)),
-        loader_(*context_) {
-    // Sequential by default, as for Wan: two batch-1 forwards, the activation memory of one.
-    guidance_mode_ = options.guidance.value_or(GuidanceMode::Sequential);
-    pipeline::check_parallel_degrees(options, guidance_mode_, info_.transformer.num_attention_heads,
-                                     "HunyuanVideo15Pipeline's transformer", true, true);
-    pipeline::check_tensor_parallel_split(options, info_.transformer.num_attention_heads, info_.transformer.mlp_dim(),
-                                          "HunyuanVideo15Pipeline's transformer");
-    (void)make_guidance(guidance_mode_, options.parallel.cfg);
-    libraries_ = pipeline::prepare_libraries_in_background(context_);  // beside the loads below
+      : Hv15Base(inspect_hv15_pipeline(dir), "HunyuanVideo15Pipeline", options) {
+    // Sequential guidance by default, as for Wan: two batch-1 forwards, the activation memory of one.
+    check_parallel_setup(info_.transformer.num_attention_heads, info_.transformer.mlp_dim());
     text_ = ComponentSlot<hv15::TextEncoders>("text encoders", options.residency, options.device, [this] {
       return hv15::load_text_encoders(info_, options_.device, options_.dtype, options_.attention);
     });
@@ -57,40 +43,27 @@ class Hv15Pipeline final : public Pipeline {
       o.tensor_parallel = options_.parallel.tensor_parallel;
       return std::make_unique<HunyuanVideo15Transformer>(HunyuanVideo15Transformer::load(info_.transformer_dir, o));
     });
-    vae_dtype_ = pipeline_vae_dtype(options_);  // checked here, before any weight is read
     vae_ = ComponentSlot<HunyuanVideo15Vae>("vae", options.residency, options.device, [this] {
       // fp32 (on CUDA the convolutions use TF32 as PyTorch's do), or bf16 for a bf16 run on CUDA
       // (pipeline_vae_dtype).
       return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, vae_dtype_));
     }, pipeline::warm_up_vae_on_cuda<HunyuanVideo15Vae>);
-    attention_ = resolutions();
-    if (options_.residency == Residency::Resident) {
-      const ContextScope bound(*context_);
-      StageTimes ignored;
-      text_.acquire(ignored);
-      transformer_.acquire(ignored);
-      vae_.acquire(ignored);
-    }
+    finish_setup(pipeline::resolve_roles(hv15::transformer_attention(options_.attention),
+                                         hunyuanvideo15_attention_roles(info_.transformer, options_.dtype), model_,
+                                         options_.device));
   }
 
-  const std::string& class_name() const override { return class_name_; }
-  const std::string& model_dir() const override { return info_.dir; }
-  const PipelineOptions& options() const override { return options_; }
-  RunContext& context() const override { return *context_; }
-  std::vector<Resolution> attention() const override { return attention_; }
   // diffusers' pipeline has no guidance_scale argument: its guider's (guider_config.json) is the one used.
   double default_guidance_scale() const override { return info_.guider_scale; }
 
   void check(const GenerationRequest& request) const override {
     check_hv15_request(info_, request);
     const double scale = request.guidance_scale.value_or(default_guidance_scale());
-    pipeline::check_cfg_parallel_request(guidance_mode_, info_.guider_enabled && scale > 1.0, scale);
     const Shape latents = latent_shape(request);
     const auto patch = info_.transformer.patch();
-    pipeline::check_ulysses_tokens(options_, latents[2] / patch[0] * (latents[3] / patch[1]) * (latents[4] / patch[2]));
-    const ContextScope bound(*context_);
-    pipeline::check_memory_fits(hv15_request_memory(info_, request, options_),
-                                "try a smaller --height/--width or fewer --num-frames");
+    check_run(info_.guider_enabled && scale > 1.0, scale,
+              latents[2] / patch[0] * (latents[3] / patch[1]) * (latents[4] / patch[2]),
+              hv15_request_memory(info_, request, options_));
   }
   Shape latent_shape(const GenerationRequest& request) const override { return hv15_latent_shape(info_, request); }
 
@@ -100,16 +73,10 @@ class Hv15Pipeline final : public Pipeline {
     // diffusers: the guider runs two conditions when enabled and guidance_scale > 1.
     const double scale = request.guidance_scale.value_or(default_guidance_scale());
     const bool guidance = info_.guider_enabled && scale > 1.0;
-    GenerationReport report;
-    report.guidance_scale = scale;
-    report.guidance = guidance_mode_;
-    report.attention = attention_;
+    const auto memory = hv15_request_memory(info_, request, options_);
     pipeline::FamilyStages stages;
     stages.encode = [&](bool g, Conditioning& prompt, std::optional<Conditioning>& negative, StageTimes& times) {
-      auto text = text_.acquire(times);
-      // After the encoders' load (as Wan's: two loads at once were slower than one after the other).
-      if (pipeline::transformer_loads_beside_text(options_, hv15_request_memory(info_, request, options_)))
-        transformer_.load_ahead(loader_.get(), context_);
+      auto text = acquire_text(times, memory);
       StageClock clock;
       prompt = hv15::encode_prompt(*text, request.prompt, options_.device, options_.dtype);
       if (g) negative = hv15::encode_prompt(*text, request.negative_prompt, options_.device, options_.dtype);
@@ -117,7 +84,11 @@ class Hv15Pipeline final : public Pipeline {
       times.emplace_back("text encoding", clock.ms());
     };
     stages.denoise = [&](const Tensor& noise, Conditioning prompt, std::optional<Conditioning> negative,
-                         GenerationReport& r) { return denoise(request, noise, std::move(prompt), std::move(negative), observer, r); };
+                         GenerationReport& r) {
+      const auto scheduler = load_scheduler(info_.scheduler_config, SchedulerOverrides{request.flow_shift});
+      set_pipeline_sigmas(*scheduler, request.num_inference_steps);
+      return denoise_stage(*scheduler, noise, std::move(prompt), std::move(negative), scale, memory, observer, r);
+    };
     stages.decode = [&](const Tensor& latents, GenerationReport& r) {
       StageTimes& times = r.stage_ms;
       auto vae = vae_.acquire(times, &r.loaded_ahead_ms);
@@ -129,55 +100,18 @@ class Hv15Pipeline final : public Pipeline {
       return frames;
     };
     return pipeline::run_family_stages(stages, request, guidance, latent_shape(request), *context_, observer,
-                                       std::move(report));
+                                       new_report(scale));
   }
 
  private:
-  Tensor denoise(const GenerationRequest& request, const Tensor& noise, Conditioning prompt,
-                 std::optional<Conditioning> negative, const ProgressObserver& observer, GenerationReport& report) {
-    const auto scheduler = load_scheduler(info_.scheduler_config, SchedulerOverrides{request.flow_shift});
-    auto* euler = dynamic_cast<FlowMatchEulerDiscreteScheduler*>(scheduler.get());
+  // The pipeline's sigmas, np.linspace(1.0, 0.0, steps + 1)[:-1], on its FlowMatchEulerDiscreteScheduler.
+  void set_pipeline_sigmas(Scheduler& scheduler, int steps) const {
+    auto* euler = dynamic_cast<FlowMatchEulerDiscreteScheduler*>(&scheduler);
     if (!euler) throw UserError(info_.scheduler_config + ": expected FlowMatchEulerDiscreteScheduler");
-    // The pipeline's sigmas: np.linspace(1.0, 0.0, steps + 1)[:-1].
-    std::vector<double> sigmas = sched::np_linspace(1.0, 0.0, request.num_inference_steps + 1);
+    std::vector<double> sigmas = sched::np_linspace(1.0, 0.0, steps + 1);
     sigmas.pop_back();
     euler->set_sigmas(sigmas);
-    auto model = transformer_.acquire(report.stage_ms, &report.loaded_ahead_ms);
-    report.attention = model->attention_resolutions();
-    if (pipeline::vae_loads_beside_denoising(options_, hv15_request_memory(info_, request, options_))) vae_.load_ahead(loader_.get(), context_);
-    StageClock clock;
-    const auto guidance = make_guidance(guidance_mode_, options_.parallel.cfg);
-    pipeline::DenoiseInputs inputs{noise.to(DType::F32).to(options_.device), std::move(prompt), std::move(negative),
-                                   request.guidance_scale.value_or(default_guidance_scale())};
-    Tensor latents = pipeline::denoise(*model, *scheduler, *guidance, std::move(inputs), observer, *context_,
-                                       report.step_ms);
-    report.stage_ms.emplace_back("denoising", clock.ms());
-    return latents;
   }
-
-  // What the transformer's layers will resolve to, from the same declarations its blocks use.
-  std::vector<Resolution> resolutions() const {
-    const AttentionSettings s = hv15::transformer_attention(options_.attention);
-    const auto roles = hunyuanvideo15_attention_roles(info_.transformer, options_.dtype);
-    check_per_role_keys(s.config, roles, "HunyuanVideo15Pipeline's transformer");
-    std::vector<Resolution> out;
-    for (const AttentionRoleDecl& role : roles)
-      out.push_back(resolve_attention(s, role.role, role.category, role.nominal, options_.device));
-    return out;
-  }
-
-  Hv15PipelineInfo info_;
-  PipelineOptions options_;
-  std::string class_name_;
-  GuidanceMode guidance_mode_ = GuidanceMode::Sequential;
-  std::vector<Resolution> attention_;
-  std::shared_ptr<RunContext> context_;
-  ComponentSlot<hv15::TextEncoders> text_;
-  ComponentSlot<HunyuanVideo15Transformer> transformer_;
-  ComponentSlot<HunyuanVideo15Vae> vae_;
-  pipeline::LoadAheadContext loader_;  // where loads ahead run (made on first use)
-  DType vae_dtype_ = DType::F32;
-  pipeline::JoiningThread libraries_;  // last: joined before anything it runs beside is destroyed
 };
 
 }  // namespace
