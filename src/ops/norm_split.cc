@@ -1,13 +1,18 @@
-// Dispatch of the split RMS norm (norm_split.h). There is no CUDA kernel yet: CUDA tensors go through
-// the host (correct, slow; tensor parallel has not run on GPUs).
+// Dispatch of the split RMS norm (norm_split.h): CPU and CUDA kernels for the sums and the norm; the
+// rotary form is the norm in float32, the rotation, one rounding to x's dtype, on either device.
 #include "dattn/ops/norm_split.h"
 
 #include <string>
 
 #include "dattn/core/error.h"
 #include "dattn/core/stage_timer.h"
+#include "dattn/ops/combine.h"
+#include "dattn/ops/rope.h"
 #include "ops/checks.h"
 #include "ops/cpu/cpu_ops.h"
+#ifdef DATTN_WITH_CUDA
+#include "ops/cuda/cuda_ops.h"
+#endif
 
 namespace dattn::ops {
 namespace {
@@ -31,8 +36,6 @@ void check_sums(const char* op, const Tensor& x, const Tensor& sums, std::int64_
   detail::require_same_device(op, x, "weight", weight);
 }
 
-Tensor host(const Tensor& t) { return t.defined() ? t.to(Device::CPU) : t; }
-
 }  // namespace
 
 Tensor sum_squares(const Tensor& x) {
@@ -40,27 +43,45 @@ Tensor sum_squares(const Tensor& x) {
   constexpr const char* op = "sum_squares";
   detail::require_float(op, "x", x);
   if (x.ndim() < 1) throw UserError(std::string(op) + ": x " + x.describe() + " has no last dimension");
-  if (x.device() == Device::CPU) return cpu::sum_squares(x);
-  return cpu::sum_squares(host(x)).to(x.device());
+  switch (x.device()) {
+    case Device::CPU: return cpu::sum_squares(x);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::sum_squares(x);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
 }
 
 Tensor rms_norm_with_sums(const Tensor& x, const Tensor& sums, std::int64_t width, float eps, const Tensor& weight) {
   const StageScope timed("rms_norm_with_sums");
-  check_sums("rms_norm_with_sums", x, sums, width, eps, weight);
-  if (x.device() == Device::CPU) return cpu::rms_norm_with_sums(x, sums, width, eps, weight);
-  return cpu::rms_norm_with_sums(host(x), host(sums), width, eps, host(weight)).to(x.device());
+  constexpr const char* op = "rms_norm_with_sums";
+  check_sums(op, x, sums, width, eps, weight);
+  switch (x.device()) {
+    case Device::CPU: return cpu::rms_norm_with_sums(x, sums, width, eps, weight);
+    case Device::CUDA:
+#ifdef DATTN_WITH_CUDA
+      return cuda::rms_norm_with_sums(x, sums, width, eps, weight);
+#else
+      break;
+#endif
+  }
+  detail::no_kernel(op, x.device());
 }
 
 Tensor rms_norm_rope_interleaved_with_sums(const Tensor& x, const Tensor& sums, std::int64_t width, float eps,
                                            const Tensor& weight, const Tensor& cos, const Tensor& sin) {
-  const StageScope timed("rms_norm_rope_with_sums");
-  constexpr const char* op = "rms_norm_rope_interleaved_with_sums";
+  constexpr const char* op = "rms_norm_rope_interleaved_with_sums";  // its ops time themselves
   check_sums(op, x, sums, width, eps, weight);
   detail::require_ndim(op, "x", x, 4, "[B, S, G, N]");
   detail::require_rope_tables(op, x, cos, sin);
-  if (x.device() == Device::CPU) return cpu::rms_norm_rope_interleaved_with_sums(x, sums, width, eps, weight, cos, sin);
-  return cpu::rms_norm_rope_interleaved_with_sums(host(x), host(sums), width, eps, host(weight), host(cos), host(sin))
-      .to(x.device());
+  // Float32 between the norm and the rotation, as rms_norm_rope_interleaved.
+  const Tensor n = rms_norm_with_sums(cast(x, DType::F32), sums, width, eps, weight);
+  const std::int64_t dr = cos.dim(1);
+  const Tensor heads = n.reshape({x.dim(0), x.dim(1), x.dim(2) * (x.dim(3) / dr), dr});
+  return cast(apply_rope_interleaved(heads, cos, sin).reshape(x.shape()), x.dtype());
 }
 
 }  // namespace dattn::ops

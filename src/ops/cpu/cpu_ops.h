@@ -16,8 +16,6 @@ Tensor rms_norm_rope_interleaved(const Tensor& x, float eps, const Tensor& weigh
                                  const Tensor& sin);
 Tensor sum_squares(const Tensor& x);
 Tensor rms_norm_with_sums(const Tensor& x, const Tensor& sums, std::int64_t width, float eps, const Tensor& weight);
-Tensor rms_norm_rope_interleaved_with_sums(const Tensor& x, const Tensor& sums, std::int64_t width, float eps,
-                                           const Tensor& weight, const Tensor& cos, const Tensor& sin);
 Tensor gelu_tanh(const Tensor& x);
 Tensor gelu(const Tensor& x);
 Tensor silu(const Tensor& x);

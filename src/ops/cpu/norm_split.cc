@@ -2,7 +2,6 @@
 // each output rounded once.
 #include <cmath>
 
-#include "dattn/ops/combine.h"
 #include "ops/cpu/cpu_ops.h"
 #include "ops/cpu/f32_io.h"
 
@@ -11,7 +10,7 @@ namespace dattn::ops::cpu {
 Tensor sum_squares(const Tensor& x) {
   const std::int64_t d = x.dim(-1), rows = d ? x.numel() / d : 0;
   const Shape lead(x.shape().begin(), x.shape().end() - 1);
-  Tensor sums = Tensor::empty(lead, DType::F64);
+  Tensor sums = Tensor::zeros(lead, DType::F64);  // rows of no columns sum to 0
   F32View xv(x);
   double* out = static_cast<double*>(sums.data());
 #pragma omp parallel for schedule(static)
@@ -40,15 +39,6 @@ Tensor rms_norm_with_sums(const Tensor& x, const Tensor& sums, std::int64_t widt
   }
   ys.finish();
   return y;
-}
-
-// Float32 between the norm and the rotation, as cpu::rms_norm_rope_interleaved.
-Tensor rms_norm_rope_interleaved_with_sums(const Tensor& x, const Tensor& sums, std::int64_t width, float eps,
-                                           const Tensor& weight, const Tensor& cos, const Tensor& sin) {
-  const Tensor n = rms_norm_with_sums(ops::cast(x, DType::F32), sums, width, eps, weight);
-  const std::int64_t dr = cos.dim(1);
-  const Tensor heads = n.reshape({x.dim(0), x.dim(1), x.dim(2) * (x.dim(3) / dr), dr});
-  return ops::cast(apply_rope_interleaved(heads, cos, sin).reshape(x.shape()), x.dtype());
 }
 
 }  // namespace dattn::ops::cpu

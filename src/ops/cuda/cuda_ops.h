@@ -35,6 +35,8 @@ ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, 
                                               float eps, const TokenModulation& norm, int shift_k, int scale_k);
 ResidualAndNorm residual_layer_norm(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k, float eps,
                                     const Tensor& weight, const Tensor& bias);
+Tensor sum_squares(const Tensor& x);
+Tensor rms_norm_with_sums(const Tensor& x, const Tensor& sums, std::int64_t width, float eps, const Tensor& weight);
 Tensor apply_rope_interleaved(const Tensor& x, const Tensor& cos, const Tensor& sin);
 Tensor apply_rope_rotate_half(const Tensor& x, const Tensor& cos, const Tensor& sin);
 Tensor timestep_embedding(const Tensor& t, const TimestepEmbeddingParams& p);
