@@ -85,9 +85,10 @@ class GpuTimer {
   float elapsed_ms() const;  // waits for the stop event
 
  private:
-  void* stream_ = nullptr;
-  void* begin_ = nullptr;
-  void* end_ = nullptr;
+  // Used by the CUDA build only (maybe_unused: clang's unused-private-field in CPU builds).
+  [[maybe_unused]] void* stream_ = nullptr;
+  [[maybe_unused]] void* begin_ = nullptr;
+  [[maybe_unused]] void* end_ = nullptr;
 };
 
 }  // namespace dattn

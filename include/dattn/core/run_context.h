@@ -108,7 +108,7 @@ class ContextScope {
  private:
   Device device_;
   RunContext* previous_ = nullptr;
-  int previous_device_ = -1;
+  [[maybe_unused]] int previous_device_ = -1;  // the CUDA build's: the device to restore
 };
 
 // Device memory counters of CUDA device `device_index` (every context on it together).

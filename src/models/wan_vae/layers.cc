@@ -11,7 +11,7 @@
 namespace dattn::wan_vae {
 
 Resample::Resample(LayerInit& init, const std::string& name, int dim, int out_dim, bool temporal)
-    : dim_(dim), temporal_(temporal), conv_(init, name + ".resample.1", dim, out_dim, 1, 3, /*conv2d=*/true) {
+    : temporal_(temporal), conv_(init, name + ".resample.1", dim, out_dim, 1, 3, /*conv2d=*/true) {
   if (temporal) {
     time_conv_.emplace_back(init, name + ".time_conv", dim, 2 * dim, 3, 1);
     slot_ = init.slots.take();

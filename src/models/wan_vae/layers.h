@@ -41,7 +41,6 @@ class Resample {
   Tensor forward(const Tensor& x, FrameCache& cache) const;
 
  private:
-  int dim_;
   bool temporal_;
   Conv conv_;
   std::vector<Conv> time_conv_;  // one when temporal
