@@ -95,12 +95,8 @@ ResidualAndNorm residual_layer_norm_modulated(const Tensor& h, const Tensor& x, 
 ResidualAndNorm residual_layer_norm(const Tensor& h, const Tensor& x, const TokenModulation* gate, int gate_k, float eps,
                                     const Tensor& weight, const Tensor& bias) {
   ResidualAndNorm o{Tensor::empty(h.shape(), h.dtype(), Device::CUDA), Tensor::empty(h.shape(), h.dtype(), Device::CUDA)};
-  RowNormArgs p;
-  p.x = h.data(), p.y = o.normed.data(), p.ex = elt_of(h.dtype());
-  p.d = h.dim(-1), p.rows = p.d ? h.numel() / p.d : 0, p.eps = eps;
+  RowNormArgs p = layer_norm_args(h, o.normed, eps, weight, bias);
   if (p.rows == 0) return o;
-  if (weight.defined()) p.w = weight.data(), p.ew = elt_of(weight.dtype());
-  if (bias.defined()) p.b = bias.data(), p.eb = elt_of(bias.dtype());
   add_residual(p, x, gate, gate_k, o.residual);
   set_access_flags(p, h.dtype());
   if (!group_kernel_takes(p)) {  // as above: the two ops

@@ -48,12 +48,7 @@ LongRowKernel long_row_kernel() {
 
 Tensor layer_norm(const Tensor& x, float eps, const Tensor& weight, const Tensor& bias) {
   Tensor y = Tensor::empty(x.shape(), x.dtype(), Device::CUDA);
-  RowNormArgs p;
-  p.x = x.data(), p.y = y.data(), p.ex = elt_of(x.dtype());
-  p.d = x.dim(-1), p.rows = p.d ? x.numel() / p.d : 0, p.eps = eps;
-  if (weight.defined()) p.w = weight.data(), p.ew = elt_of(weight.dtype());
-  if (bias.defined()) p.b = bias.data(), p.eb = elt_of(bias.dtype());
-  launch_row_norm<NormKind::Layer>(p, x.dtype(), "layer_norm", current_stream());
+  launch_row_norm<NormKind::Layer>(layer_norm_args(x, y, eps, weight, bias), x.dtype(), "layer_norm", current_stream());
   return y;
 }
 

@@ -56,6 +56,16 @@ struct RowNormArgs {
   bool w_vec = false;  // 8-wide weight (and bias) loads
 };
 
+// A layer norm of x's rows into y (of x's shape and dtype), with weight and bias when defined.
+inline RowNormArgs layer_norm_args(const Tensor& x, Tensor y, float eps, const Tensor& weight, const Tensor& bias) {
+  RowNormArgs p;
+  p.x = x.data(), p.y = y.data(), p.ex = elt_of(x.dtype());
+  p.d = x.dim(-1), p.rows = p.d ? x.numel() / p.d : 0, p.eps = eps;
+  if (weight.defined()) p.w = weight.data(), p.ew = elt_of(weight.dtype());
+  if (bias.defined()) p.b = bias.data(), p.eb = elt_of(bias.dtype());
+  return p;
+}
+
 // The first element of row r's output.
 __device__ __forceinline__ i64 out_base(const RowNormArgs& p, i64 r) {
   if (p.in_item_rows == 0) return r * p.d;
