@@ -2,6 +2,7 @@
 // set-up and tear-down (see world.h).
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "dattn/core/error.h"
@@ -52,8 +54,9 @@ class MpiSession {
  private:
   MpiSession() {
     int provided = 0;
-    // Only the calling thread talks to MPI (OpenMP workers never do).
-    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    // One thread at a time talks to MPI (OpenMP workers never do), not always the one that joined: a
+    // server's rank 0 runs its jobs on the queue's worker thread (serve/rank_relay.h).
+    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
     // Errors come back as return codes, reported as exceptions with MPI's text, not as an abort.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
@@ -146,6 +149,21 @@ class MpiCommunicator final : public Communicator {
     const Element e = element(t.dtype());
     check_mpi(MPI_Bcast(t.data(), count(static_cast<std::size_t>(t.numel()), "broadcast"), e.type, root, comm_),
               "MPI_Bcast");
+  }
+
+  void broadcast_after_wait(Tensor& t, int root, std::chrono::milliseconds poll) override {
+    require_host(t, "broadcast");
+    if (root < 0 || root >= size_)
+      throw UserError("MPI broadcast from rank " + std::to_string(root) + " of " + std::to_string(size_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ibcast(t.data(), count(static_cast<std::size_t>(t.numel()), "broadcast"), element(t.dtype()).type,
+                         root, comm_, &request),
+              "MPI_Ibcast");
+    for (int done = 0;;) {
+      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) return;
+      std::this_thread::sleep_for(poll);
+    }
   }
 
   void barrier() override { check_mpi(MPI_Barrier(comm_), "MPI_Barrier"); }

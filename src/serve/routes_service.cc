@@ -35,6 +35,16 @@ void images(ServerState& s, const httplib::Request& req, httplib::Response& res)
 
 }  // namespace
 
+namespace {
+
+// The ranks every job runs on (docs/parallel.md): 1 x 1 x 1 for one process.
+nlohmann::json parallel_card(const parallel::ParallelDegrees& d) {
+  return {{"ranks", d.product()}, {"tensor_parallel_size", d.tensor_parallel}, {"ulysses_degree", d.ulysses},
+          {"cfg_parallel_size", d.cfg}};
+}
+
+}  // namespace
+
 nlohmann::json model_card(const ServerState& s) {
   const Pipeline& p = *s.pipeline;
   nlohmann::json attention = nlohmann::json::array();
@@ -46,7 +56,8 @@ nlohmann::json model_card(const ServerState& s) {
           {"device", std::string(device_name(p.options().device))}, {"dtype", std::string(dtype_name(p.options().dtype))},
           {"quantization", quantization_name(p.options().quantization)},
           {"video_format", video_format_name(s.options.video_format)},
-          {"video_content_type", video_content_type(s.options.video_format)}, {"attention", attention}};
+          {"video_content_type", video_content_type(s.options.video_format)}, {"attention", attention},
+          {"parallel", parallel_card(p.options().parallel.degrees)}};
 }
 
 void add_service_routes(httplib::Server& http, ServerState& s) {

@@ -53,11 +53,14 @@ TEST(CliParallel, GenerateRefusesDegreesThatOneProcessCannotRun) {
   expect_refused(generate_args("--guidance parallel"), "--guidance 'parallel': expected sequential, batched or cfg-parallel");
 }
 
-TEST(CliParallel, ServeRunsAsOneProcess) {
-  const CliResult r = run_dattn("serve --device cpu " + shell_quote(golden_dir() + "/wan_tiny/pipeline") +
-                                " --port 0 --cfg-parallel-size 2", "-u OMPI_COMM_WORLD_SIZE -u PMI_SIZE", "", 60);
-  EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find("dattn serve runs as one process"), std::string::npos) << r.err;
+// The server takes the same flags with the same checks (its multi-rank runs: tests/serve/test_serve_ranks.cc).
+TEST(CliParallel, ServeRefusesDegreesThatOneProcessCannotRun) {
+  const std::string serve = "serve --device cpu " + shell_quote(golden_dir() + "/wan_tiny/pipeline") + " --port 0 ";
+  expect_refused(serve + "--cfg-parallel-size 2",
+                 std::string("--cfg-parallel-size 2 = 2 ranks, but this process runs alone") +
+                     (parallel::built_with_mpi() ? ": start 2 ranks with mpirun -np 2" : " and this build of dattn has no MPI"));
+  expect_refused(serve + "--ulysses-degree 0", "--ulysses-degree 0: expected a whole number >= 1");
+  expect_refused(serve + "--guidance cfg-parallel", "--guidance cfg-parallel needs --cfg-parallel-size 2");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "dattn/serve/base64.h"
 #include "dattn/serve/job_queue.h"
 #include "dattn/serve/job_store.h"
+#include "dattn/serve/rank_relay.h"
 #include "dattn/serve/request_fields.h"
 #include "serve/serve_harness.h"
 
@@ -158,6 +159,50 @@ TEST(ServeUnits, FieldsReadFormsAndJsonAlike) {
   EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"a", "1"}, {"a", "2"}}); }));
   EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"w": true})").integer("w", 1, 100); }));
   EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"x": 1})").allow_only({"prompt"}); }));
+}
+
+}  // namespace
+}  // namespace dattn::testing
+
+namespace dattn::testing {
+namespace {
+
+// What rank 0 sends the other ranks of a multi-rank server: every field comes back as it was.
+TEST(RankRelay, RequestsComeBackFieldForField) {
+  GenerationRequest a;
+  a.prompt = "un renard roux \xC3\xA9 \"quoted\"\n";
+  a.negative_prompt = "blurry";
+  a.height = 704;
+  a.width = 1280;
+  a.num_frames = 121;
+  a.num_inference_steps = 50;
+  a.guidance_scale = 5.000000000000001;  // doubles to the last bit
+  a.seed = 18446744073709551615ull;      // the whole 64 bits
+  a.flow_shift = 1.0 / 3.0;
+  a.max_sequence_length = 226;
+  GenerationRequest b = serve::decode_request(serve::encode_request(a));
+  EXPECT_EQ(b.prompt, a.prompt);
+  EXPECT_EQ(b.negative_prompt, a.negative_prompt);
+  EXPECT_EQ(b.height, a.height);
+  EXPECT_EQ(b.width, a.width);
+  EXPECT_EQ(b.num_frames, a.num_frames);
+  EXPECT_EQ(b.num_inference_steps, a.num_inference_steps);
+  EXPECT_EQ(b.guidance_scale, a.guidance_scale);
+  EXPECT_EQ(b.seed, a.seed);
+  EXPECT_EQ(b.flow_shift, a.flow_shift);
+  EXPECT_EQ(b.max_sequence_length, a.max_sequence_length);
+
+  // Fields not given stay not given (the model's defaults apply on every rank alike).
+  GenerationRequest c;
+  c.prompt = "p";
+  const GenerationRequest d = serve::decode_request(serve::encode_request(c));
+  EXPECT_FALSE(d.guidance_scale || d.flow_shift || d.max_sequence_length);
+  EXPECT_FALSE(d.initial_latents.defined());
+
+  c.initial_latents = Tensor::zeros({1, 1, 1, 1, 1}, DType::F32);
+  EXPECT_THROW(serve::encode_request(c), std::invalid_argument);  // never sent: a server takes none
+  EXPECT_THROW(serve::decode_request("{\"prompt\": 1}"), std::invalid_argument);
+  EXPECT_THROW(serve::decode_request("not json"), std::invalid_argument);
 }
 
 }  // namespace

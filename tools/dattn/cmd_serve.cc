@@ -2,10 +2,12 @@
 // "Serving"). This file only reads the command line, as `dattn generate` does, and runs the server
 // until SIGTERM or SIGINT.
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dattn/command.h"
@@ -15,6 +17,8 @@
 #include "dattn/model_option.h"
 #include "dattn/pipeline/pipeline.h"
 #include "dattn/run_dtype_option.h"
+#include "dattn/start_ranks.h"
+#include "dattn/serve/rank_relay.h"
 #include "dattn/serve/server.h"
 #include "dattn/serve/video_files.h"
 
@@ -28,6 +32,16 @@ struct ServeCommandOptions {
   ParallelFlags parallel;
 };
 
+// Signals reach sigwait only: blocked before any thread starts, so none of them takes one.
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
 int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
   // The options are checked as `dattn generate` checks them, before the port is taken.
   PipelineOptions options;
@@ -38,37 +52,50 @@ int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
   options.quantization = quantization_from_option(o.quantization);
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::Resident;  // loaded once, for every request
-  options.guidance = guidance_from_option(o.guidance);
-  // One server process: the parallel flags are dattn generate's (under mpirun) for now.
-  if (o.parallel.degrees.parallel() || parallel::launch_from_environment().size > 1)
-    throw UserError("dattn serve runs as one process: expected --tensor-parallel-size, --ulysses-degree and "
-                    "--cfg-parallel-size 1 and no mpirun (multi-rank runs are dattn generate's, docs/parallel.md)");
-  if (options.guidance == GuidanceMode::CfgParallel)
-    throw UserError("--guidance cfg-parallel needs two ranks, which dattn serve does not run: expected sequential "
-                    "or batched");
   const auto format = serve::parse_video_format(o.video_format);
   if (!format) throw UserError("--video-format '" + o.video_format + "': expected mp4 or safetensors");
   o.serve.video_format = *format;
+  const std::optional<GuidanceMode> guidance = guidance_from_option(o.guidance);
+  if (guidance == GuidanceMode::CfgParallel && o.parallel.degrees.cfg != 2)
+    throw UserError("--guidance cfg-parallel needs --cfg-parallel-size 2: expected sequential or batched, or "
+                    "--cfg-parallel-size 2");
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
   o.serve.model = !o.served_model_name.empty() ? o.served_model_name
                                               : std::filesystem::path(o.model).lexically_normal().filename().string();
   if (o.serve.model.empty()) o.serve.model = o.model;
 
-  // SIGTERM and SIGINT wait for sigwait below; blocked before any thread starts, so none takes them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Alone and asked for several ranks: become mpirun starting them on this host (docs/parallel.md).
+  start_ranks_when_alone(o.parallel, options.device, ctx.arguments);
+  // After the exec (mpirun must keep taking them), before MPI starts its threads.
+  sigset_t signals = block_stop_signals();
+  RunRanks ranks = join_ranks(o.parallel, options.device);
+  options.parallel = ranks.groups;
+  options.device_index = ranks.device_index;
+  options.guidance = run_guidance(o.parallel, guidance);
+  const std::shared_ptr<parallel::Communicator> world = ranks.world.communicator();
 
+  if (world->rank() != 0) {  // runs what rank 0 sends until it stops; rank 0 alone answers SIGTERM
+    serve::follow_runs(*load_pipeline(model_dir, options), *world);
+    return 0;
+  }
+  // OpenMPI's mpirun ends every rank on SIGTERM or SIGINT (SIGKILL soon after): only rank 0's own SIGTERM
+  // fails the jobs and releases the other ranks in order.
+  if (world->size() > 1)
+    std::fprintf(stderr, "[dattn serve] %d ranks; rank 0 is pid %d: SIGTERM to it stops the server in order\n",
+                 world->size(), static_cast<int>(getpid()));
   serve::Server server(o.serve);
   server.start();
-  server.load([&] { return load_pipeline(model_dir, options); });
+  server.load([&]() -> std::unique_ptr<Pipeline> {
+    auto pipeline = load_pipeline(model_dir, options);
+    if (world->size() == 1) return pipeline;
+    return std::make_unique<serve::RelayedPipeline>(std::move(pipeline), world);
+  });
   int received = 0;
   sigwait(&signals, &received);
   std::fprintf(stderr, "[dattn serve] %s: stopping (the running job is cancelled and marked failed)\n",
                received == SIGTERM ? "SIGTERM" : "SIGINT");
   server.shutdown();
+  if (world->size() > 1) serve::release_followers(*world);
   return 0;
 }
 
@@ -102,7 +129,7 @@ Command add_serve_command(CLI::App& root) {
                   "(cuda only)")
       ->capture_default_str();
   app->add_option("--quantization", o->quantization, kQuantizationHelp)->capture_default_str();
-  app->add_option("--guidance", o->guidance, "Classifier-free guidance strategy: batched or sequential")
+  app->add_option("--guidance", o->guidance, "Classifier-free guidance strategy: batched, sequential, or cfg-parallel (implied by --cfg-parallel-size 2)")
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);
   const char* limits = "Request limits (refused with 400 before queueing)";

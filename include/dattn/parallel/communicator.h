@@ -8,6 +8,7 @@
 //
 // Transports: SingleProcessCommunicator (size 1, every collective is the identity), MpiCommunicator
 // (OpenMPI, host tensors), NcclCommunicator (CUDA tensors, built with CUDA and NCCL).
+#include <chrono>
 #include <memory>
 #include <string_view>
 
@@ -36,6 +37,15 @@ class Communicator {
   virtual Tensor all_to_all(const Tensor& input, int scatter_dim, int gather_dim) = 0;
   // In place: root's tensor on every rank (the others' tensors give the shape and dtype).
   virtual void broadcast(Tensor& tensor, int root) = 0;
+  // broadcast for a wait that may be long (a server's other ranks waiting for rank 0's next request): a
+  // waiting rank checks every `poll` and sleeps between checks instead of spinning a core (MPI's blocking
+  // collectives spin). It skips broadcast's check that the ranks' tensors match: the callers send a
+  // fixed shape. Every rank, the root too, calls this for it (MPI does not pair it with a broadcast). The
+  // default is broadcast.
+  virtual void broadcast_after_wait(Tensor& tensor, int root, std::chrono::milliseconds poll) {
+    (void)poll;
+    broadcast(tensor, root);
+  }
   virtual void barrier() = 0;
   // The ranks that pass the same `color` form a new communicator, ranked by `key` (ties by this one's
   // rank). Collective over this communicator.
