@@ -1,12 +1,14 @@
 // The parallel layer without a launcher: the degrees' checks and their messages, the single-process
 // communicator, all_to_all's part layout, and how the launcher's environment is read.
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "dattn/core/error.h"
+#include "dattn/core/stage_timer.h"
 #include "dattn/parallel/communicator.h"
 #include "dattn/parallel/groups.h"
 #include "dattn/parallel/world.h"
@@ -58,6 +60,21 @@ TEST(SingleProcessCommunicator, EveryCollectiveIsTheIdentity) {
   EXPECT_EQ(c->split(7, 0)->size(), 1);
   const parallel::ParallelGroups groups = parallel::make_groups(c, {});
   EXPECT_EQ(groups.cfg->size(), 1);
+}
+
+// `--op-times` reports the models' collectives as the stage "communication" (each of the three helpers).
+TEST(CollectivesOnDevice, AreTimedAsCommunication) {
+  const auto c = parallel::make_single_process_communicator();
+  Tensor t = Tensor::from_f32({1, 2, 3, 4}, {1, 2, 2});
+  for (int helper = 0; helper < 3; ++helper) {
+    StageTimer::enable(Device::CPU);
+    if (helper == 0) parallel::all_reduce_sum_on_device(*c, t);
+    if (helper == 1) (void)parallel::all_gather_on_device(*c, t);
+    if (helper == 2) (void)parallel::all_to_all_on_device(*c, t, 2, 1);
+    const std::map<std::string, double> stages = StageTimer::collect();
+    StageTimer::disable();
+    EXPECT_EQ(stages.count("communication"), 1u) << "helper " << helper;
+  }
 }
 
 TEST(PartLayout, PacksPartsAlongADimensionAndUnpacksThemBack) {
