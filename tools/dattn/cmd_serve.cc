@@ -75,7 +75,9 @@ int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
   const std::shared_ptr<parallel::Communicator> world = ranks.world.communicator();
 
   if (world->rank() != 0) {  // runs what rank 0 sends until it stops; rank 0 alone answers SIGTERM
-    serve::follow_runs(*load_pipeline(model_dir, options), *world);
+    const std::unique_ptr<Pipeline> pipeline = load_pipeline(model_dir, options);
+    world->barrier();  // loaded: rank 0 may say ready
+    serve::follow_runs(*pipeline, *world);
     return 0;
   }
   // OpenMPI's mpirun ends every rank on SIGTERM or SIGINT (SIGKILL soon after): only rank 0's own SIGTERM
@@ -88,6 +90,7 @@ int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
   server.load([&]() -> std::unique_ptr<Pipeline> {
     auto pipeline = load_pipeline(model_dir, options);
     if (world->size() == 1) return pipeline;
+    world->barrier();  // /health says ready once every rank has loaded (a rank that fails ends them all)
     return std::make_unique<serve::RelayedPipeline>(std::move(pipeline), world);
   });
   int received = 0;
