@@ -41,7 +41,9 @@ LongRowKernel long_row_kernel() {
     if (s.empty() || s == "block2") return LongRowKernel::Block2;
     if (s == "block1") return LongRowKernel::Block1;
     if (s == "group") return LongRowKernel::Group;
-    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1 or group");
+    if (s == "rows2") return LongRowKernel::Rows2;
+    if (s == "rows4") return LongRowKernel::Rows4;
+    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group, rows2 or rows4");
   }();
   return choice;
 }

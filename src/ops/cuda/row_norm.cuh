@@ -138,29 +138,48 @@ __device__ __forceinline__ ParamRows global_param_rows(const RowNormArgs& p, i64
   return q;
 }
 
+// The parameters of 8 columns: weight and bias (Layer, Rms), or the modulation's shift and scale
+// (LayerModulated). Loaded apart from their use so that rows sharing them read them once.
+struct Params8 {
+  float a[8], b[8];
+};
+
+template <NormKind K>
+__device__ __forceinline__ void load_params8(const RowNormArgs& p, const ParamRows& q, i64 c, Params8& m) {
+  if constexpr (K == NormKind::LayerModulated) {
+    load8_f32(q.shift + c, m.a);
+    load8_f32(q.scale + c, m.b);
+  } else {
+    if (p.w) load8_param(p.w, p.ew, c, p.w_vec, m.a);
+    if (K == NormKind::Layer && p.b) load8_param(p.b, p.eb, c, p.w_vec, m.b);
+  }
+}
+
 // Normalised values of 8 elements starting at column c (a multiple of 8) of row r, in place.
+template <NormKind K>
+__device__ __forceinline__ void apply8(const RowNormArgs& p, const Params8& m, i64 r, i64 c, float mean, float inv,
+                                       float (&x)[8]) {
+  if constexpr (K == NormKind::LayerModulated) {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) x[j] = (x[j] - mean) * inv * (1.0f + m.b[j]) + m.a[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      float n = (K == NormKind::Rms ? x[j] : x[j] - mean) * inv;
+      if (p.w) n *= m.a[j];
+      if (K == NormKind::Layer && p.b) n += m.b[j];
+      x[j] = n;
+    }
+    if (K == NormKind::Rms && p.rope_cos) rope8(p, r, c, x);
+  }
+}
+
 template <NormKind K>
 __device__ __forceinline__ void finish8(const RowNormArgs& p, const ParamRows& q, i64 r, i64 c, float mean, float inv,
                                         float (&x)[8]) {
-  if (K == NormKind::LayerModulated) {
-    float shift[8], scale[8];
-    load8_f32(q.shift + c, shift);
-    load8_f32(q.scale + c, scale);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) x[j] = (x[j] - mean) * inv * (1.0f + scale[j]) + shift[j];
-    return;
-  }
-  float w[8], b[8];
-  if (p.w) load8_param(p.w, p.ew, c, p.w_vec, w);
-  if (K == NormKind::Layer && p.b) load8_param(p.b, p.eb, c, p.w_vec, b);
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    float n = (K == NormKind::Rms ? x[j] : x[j] - mean) * inv;
-    if (p.w) n *= w[j];
-    if (K == NormKind::Layer && p.b) n += b[j];
-    x[j] = n;
-  }
-  if (K == NormKind::Rms && p.rope_cos) rope8(p, r, c, x);
+  Params8 m;
+  load_params8<K>(p, q, c, m);
+  apply8<K>(p, m, r, c, mean, inv, x);
 }
 
 // 8 elements of a row in registers: packed in the 16-bit dtype (Half) or as floats.
@@ -289,6 +308,111 @@ __global__ void __launch_bounds__(512) row_norm_block_kernel(RowNormArgs p) {
   norm_row<K, V, Half>(p, blockIdx.x, true, threadIdx.x, blockDim.x, [&](float v) { return block_sum(v, scratch); });
 }
 
+// R sums over the block at once: one pair of barriers for all of them (block_reduce's pattern; `scratch`
+// holds R x 32 floats, and a second call needs no barrier before it: this one starts with one).
+template <int R>
+__device__ __forceinline__ void block_sums(float (&v)[R], float (*scratch)[32]) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
+  __syncthreads();
+  if (lane == 0)
+#pragma unroll
+    for (int i = 0; i < R; ++i) scratch[i][warp] = v[i];
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    v[i] = lane < warps ? scratch[i][lane] : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v[i] += __shfl_xor_sync(0xffffffffu, v[i], o);
+  }
+}
+
+// row_norm_block_kernel over R rows a block (rows R blockIdx.x ..): each thread issues its loads of all R
+// rows before the first reduction (R times the bytes in flight of one row a block), the R rows' sums share
+// their barriers, and each weight, bias or modulation vector is read once for the R rows when they share it
+// (the modulation row: consecutive tokens of one item). The same threads, vectors and reduction tree per row
+// as row_norm_block_kernel with V vectors a thread, so the same results. A candidate for issue 23's norms
+// (DATTN_ROW_NORM_KERNEL=rows2|rows4), not yet run on a GPU.
+template <NormKind K, int V, int R, bool Half>
+__global__ void __launch_bounds__(512) row_norm_block_rows_kernel(RowNormArgs p) {
+  __shared__ float scratch[R][32];
+  const i64 nvec = p.d / 8, first = i64{blockIdx.x} * R;
+  const int lane = threadIdx.x, lanes = blockDim.x;
+  // Rows past the end repeat the last row (every thread takes part in the reductions) and write nothing.
+  const auto row = [&](int i) { return first + i < p.rows ? first + i : p.rows - 1; };
+  Vec8<Half> x[R][V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const i64 v = lane + i64{j} * lanes;
+    if (v < nvec)
+#pragma unroll
+      for (int i = 0; i < R; ++i) load_row_vec(p, global_param_rows(p, row(i)), row(i), v, first + i < p.rows, x[i][j]);
+  }
+  float s[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    s[i] = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (lane + i64{j} * lanes < nvec) {
+        float f[8];
+        x[i][j].get(p.ex, f);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) s[i] += K == NormKind::Rms ? f[e] * f[e] : f[e];
+      }
+  }
+  if constexpr (K == NormKind::Residual) return;
+  const float inv_d = 1.0f / static_cast<float>(p.d);
+  float mean[R], inv[R];
+  block_sums<R>(s, scratch);
+  if (K == NormKind::Rms) {
+#pragma unroll
+    for (int i = 0; i < R; ++i) mean[i] = 0, inv[i] = 1.0f / sqrtf(s[i] * inv_d + p.eps);
+  } else {
+    float qsum[R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      mean[i] = s[i] * inv_d;
+      qsum[i] = 0;
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+        if (lane + i64{j} * lanes < nvec) {
+          float f[8];
+          x[i][j].get(p.ex, f);
+#pragma unroll
+          for (int e = 0; e < 8; ++e) qsum[i] += (f[e] - mean[i]) * (f[e] - mean[i]);
+        }
+    }
+    block_sums<R>(qsum, scratch);
+#pragma unroll
+    for (int i = 0; i < R; ++i) inv[i] = 1.0f / sqrtf(qsum[i] * inv_d + p.eps);
+  }
+  // The same modulation row for all R rows (one check, the same in every thread of the block).
+  bool shared = true;
+  if (K == NormKind::LayerModulated)
+#pragma unroll
+    for (int i = 1; i < R; ++i) shared = shared && p.token_rows.row(row(i)) == p.token_rows.row(row(0));
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    const i64 v = lane + i64{j} * lanes;
+    if (v >= nvec) continue;
+    Params8 m;
+    load_params8<K>(p, global_param_rows(p, row(0)), v * 8, m);
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+      if (first + i >= p.rows) continue;
+      if (i > 0 && !shared) load_params8<K>(p, global_param_rows(p, row(i)), v * 8, m);
+      float f[8];
+      x[i][j].get(p.ex, f);
+      apply8<K>(p, m, row(i), v * 8, mean[i], inv[i], f);
+      store8(p.y, p.ex, out_base(p, row(i)) + v * 8, f);
+    }
+  }
+}
+
 template <NormKind K>
 __global__ void row_norm_kernel(RowNormArgs p) {
   extern __shared__ float row_cache[];
@@ -383,10 +507,10 @@ void launch_group(const RowNormArgs& p, cudaStream_t stream) {
 inline bool group_kernel_takes(const RowNormArgs& p) { return p.vec && p.d / 8 <= 512; }
 
 // Which kernel takes rows of 65..1024 vectors: the block kernel with 2 vectors a thread (default), with
-// 1 vector (rows up to 512 vectors; longer ones take 2), or the group kernel (rows up to 512 vectors).
-// DATTN_ROW_NORM_KERNEL=block2|block1|group, read once: a benchmark knob
-// (bench/results/2026-12-04-h200-row-norm-block.md).
-enum class LongRowKernel { Block2, Block1, Group };
+// 1 vector (rows up to 512 vectors; longer ones take 2), the group kernel (rows up to 512 vectors), or the
+// R-rows block kernel with 2 vectors a thread (R = 2 or 4). DATTN_ROW_NORM_KERNEL=block2|block1|group|rows2|
+// rows4, read once: a benchmark knob (bench/results/2026-12-04-h200-row-norm-block.md).
+enum class LongRowKernel { Block2, Block1, Group, Rows2, Rows4 };
 LongRowKernel long_row_kernel();
 
 template <NormKind K, int V>
@@ -398,6 +522,15 @@ void launch_block(const RowNormArgs& p, unsigned threads, cudaStream_t stream) {
     row_norm_block_kernel<K, V, true><<<blocks, threads, 0, stream>>>(p);
 }
 
+template <NormKind K, int R>
+void launch_block_rows(const RowNormArgs& p, unsigned threads, cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>((p.rows + R - 1) / R);
+  if (p.ex == Elt::F32)
+    row_norm_block_rows_kernel<K, 2, R, false><<<blocks, threads, 0, stream>>>(p);
+  else
+    row_norm_block_rows_kernel<K, 2, R, true><<<blocks, threads, 0, stream>>>(p);
+}
+
 template <NormKind K>
 bool launch_row_norm_block(const RowNormArgs& p, cudaStream_t stream) {
   const i64 nvec = p.d / 8;
@@ -406,6 +539,10 @@ bool launch_row_norm_block(const RowNormArgs& p, cudaStream_t stream) {
   if (choice == LongRowKernel::Group && nvec <= 512) return false;
   const int per_thread = choice == LongRowKernel::Block1 && nvec <= 512 ? 1 : 2;  // at most 512 threads
   const auto threads = static_cast<unsigned>(((nvec + per_thread - 1) / per_thread + 31) / 32 * 32);
+  if (choice == LongRowKernel::Rows2 || choice == LongRowKernel::Rows4) {
+    choice == LongRowKernel::Rows2 ? launch_block_rows<K, 2>(p, threads, stream) : launch_block_rows<K, 4>(p, threads, stream);
+    return true;
+  }
   if (per_thread == 1)
     launch_block<K, 1>(p, threads, stream);
   else
