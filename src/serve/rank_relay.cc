@@ -64,9 +64,10 @@ bool same_on_every_rank(const std::exception_ptr& error) {
   }
 }
 
-// Any other failure may have stopped this rank at a collective the others have passed or not reached:
-// no later run could pair them again, so this process ends and mpirun ends the others.
-[[noreturn]] void end_world(parallel::Communicator& world, const std::exception_ptr& error) {
+// Any other failure on rank 0 may have stopped it at a collective the others have passed or not reached:
+// no later run could pair them again, so this process ends (the queue's worker cannot throw it to main)
+// and mpirun ends the others.
+[[noreturn]] void end_world(const std::exception_ptr& error) {
   std::string what = "unknown error";
   try {
     std::rethrow_exception(error);
@@ -75,9 +76,9 @@ bool same_on_every_rank(const std::exception_ptr& error) {
   } catch (...) {
   }
   std::fprintf(stderr,
-               "[dattn serve] rank %d: internal error in a run: %s; the ranks may be at different collectives, so "
-               "the server stops (mpirun ends every rank; jobs left unfinished are failed at the next start)\n",
-               world.rank(), what.c_str());
+               "[dattn serve] internal error in a run: %s; the ranks may be at different collectives, so the "
+               "server stops (mpirun ends every rank; jobs left unfinished are failed at the next start)\n",
+               what.c_str());
   std::fflush(stderr);
   std::_Exit(70);
 }
@@ -143,7 +144,7 @@ GenerationResult RelayedPipeline::run(const GenerationRequest& request, const Pr
     send(*world_, kRun, message);
     return inner_->run(request, relayed);
   } catch (...) {
-    if (!same_on_every_rank(std::current_exception())) end_world(*world_, std::current_exception());
+    if (!same_on_every_rank(std::current_exception())) end_world(std::current_exception());
     throw;
   }
 }
@@ -165,8 +166,9 @@ void follow_runs(Pipeline& pipeline, parallel::Communicator& world) {
     try {
       pipeline.run(request, observer);
     } catch (...) {
-      // Rank 0 saw the same error and reports it to the client.
-      if (!same_on_every_rank(std::current_exception())) end_world(world, std::current_exception());
+      // Rank 0 saw the same error and reports it to the client. Any other ends this rank: the caller
+      // prints it (this rank's stderr is its error stream) and mpirun ends the others.
+      if (!same_on_every_rank(std::current_exception())) throw;
     }
   }
 }

@@ -53,7 +53,7 @@ class RelayedPipeline final : public Pipeline {
 void release_followers(parallel::Communicator& world);
 
 // On ranks other than 0: runs each request rank 0 sends on `pipeline` (its progress unreported, its frames
-// dropped: rank 0 writes them) until release_followers.
+// dropped: rank 0 writes them) until release_followers. Throws an error rank 0 cannot have seen alike.
 void follow_runs(Pipeline& pipeline, parallel::Communicator& world);
 
 }  // namespace dattn::serve
