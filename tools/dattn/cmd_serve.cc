@@ -132,7 +132,9 @@ Command add_serve_command(CLI::App& root) {
                   "(cuda only)")
       ->capture_default_str();
   app->add_option("--quantization", o->quantization, kQuantizationHelp)->capture_default_str();
-  app->add_option("--guidance", o->guidance, "Classifier-free guidance strategy: batched, sequential, or cfg-parallel (implied by --cfg-parallel-size 2)")
+  app->add_option("--guidance", o->guidance,
+                  "Classifier-free guidance strategy: batched, sequential, or cfg-parallel (implied by "
+                  "--cfg-parallel-size 2)")
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);
   const char* limits = "Request limits (refused with 400 before queueing)";
