@@ -1,8 +1,9 @@
 // `dattn serve` over several ranks (docs/parallel.md, "dattn serve"), started as a user would, without
 // mpirun in front: with --cfg-parallel-size 2 the videos are byte for byte one process's sequential
 // guidance, also after a job cancelled while it ran (the ranks stop at the same step and stay paired);
-// with --tensor-parallel-size 2 they are one process's to float32 rounding. SIGTERM to rank 0 fails the
-// running job and ends every rank with status 0. Degrees that cannot run are refused before a port is taken.
+// with --tensor-parallel-size 2 or --ulysses-degree 2 they are one process's to float32 rounding. SIGTERM
+// to rank 0 fails the running job and ends every rank with status 0. Degrees that cannot run are refused
+// before a port is taken.
 #include <sys/wait.h>
 
 #include <cmath>
@@ -87,11 +88,12 @@ TEST(ServeRanks, CfgParallelServesOneProcessVideosByteForByteAcrossACancel) {
   stop_in_order(server, c);
 }
 
-TEST(ServeRanks, TensorParallelServesOneProcessVideosToFloat32Rounding) {
-  DATTN_SKIP_WITHOUT_MPI();
-  const std::string dir = fresh_dir("ranks_tp");
+// A 2-rank server with `flag` 2 against one process: float32 rounding, the bounds of the generate tests
+// (test_cli_mpirun_tensor_parallel.cc, test_cli_mpirun_ulysses.cc); then stopped in order.
+void expect_one_process_to_rounding(const std::string& flag, const std::string& name) {
+  const std::string dir = fresh_dir(name);
   const std::vector<double> expected = frames_of(one_process_video(dir), dir + "-expected.safetensors");
-  ServeProcess server(dir, "server", {"--tensor-parallel-size", "2"}, kRankEnv, VideoFormat::SAFETENSORS);
+  ServeProcess server(dir, "server", {flag, "2"}, kRankEnv, VideoFormat::SAFETENSORS);
   auto c = server.client();
   const std::vector<double> got = frames_of(sync_video(c), dir + "-got.safetensors");
   ASSERT_EQ(got.size(), expected.size());
@@ -101,10 +103,19 @@ TEST(ServeRanks, TensorParallelServesOneProcessVideosToFloat32Rounding) {
     norm += expected[i] * expected[i];
     max_abs = std::max(max_abs, std::abs(got[i] - expected[i]));
   }
-  // The bounds of the generate tests (test_cli_mpirun_tensor_parallel.cc).
-  EXPECT_LE(std::sqrt(diff / norm), 2e-6);
-  EXPECT_LE(max_abs, 5e-5);
+  EXPECT_LE(std::sqrt(diff / norm), 2e-6) << flag;
+  EXPECT_LE(max_abs, 5e-5) << flag;
   stop_in_order(server, c);
+}
+
+TEST(ServeRanks, TensorParallelServesOneProcessVideosToFloat32Rounding) {
+  DATTN_SKIP_WITHOUT_MPI();
+  expect_one_process_to_rounding("--tensor-parallel-size", "ranks_tp");
+}
+
+TEST(ServeRanks, UlyssesServesOneProcessVideosToFloat32Rounding) {
+  DATTN_SKIP_WITHOUT_MPI();
+  expect_one_process_to_rounding("--ulysses-degree", "ranks_ulysses");
 }
 
 TEST(ServeRanks, DegreesThatCannotRunAreRefusedBeforeThePort) {
