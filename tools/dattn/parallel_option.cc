@@ -9,7 +9,7 @@
 namespace dattn::tool {
 
 void add_parallel_options(CLI::App& app, ParallelFlags& flags) {
-  const std::string group = "Parallel (one process per rank: generate starts them on one host, mpirun across hosts; docs/parallel.md)";
+  const std::string group = "Parallel (one process per rank: dattn starts them on one host, mpirun across hosts; docs/parallel.md)";
   app.add_option("--tensor-parallel-size", flags.degrees.tensor_parallel,
                  "Ranks that split each block's heads and FFN columns, each reading only its weight slices (heads and FFN must divide by it)")
       ->group(group)->capture_default_str();

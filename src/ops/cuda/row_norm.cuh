@@ -212,6 +212,23 @@ struct Vec8<false> {
   }
 };
 
+// This thread's part of a row's sum over its vectors lane, lane + lanes, ... (up to V, below nvec): of the
+// values, or of their squared distances from `mean` (squares; mean 0 for the RMS norm).
+template <int V, bool Half>
+__device__ __forceinline__ float part_sum(const Vec8<Half> (&x)[V], Elt ex, i64 lane, int lanes, i64 nvec, bool squares,
+                                          float mean) {
+  float s = 0;
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+    if (lane + i64{j} * lanes < nvec) {
+      float f[8];
+      x[j].get(ex, f);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) s += squares ? (f[e] - mean) * (f[e] - mean) : f[e];
+    }
+  return s;
+}
+
 // Vector v of row r as the kernel normalises it: x's elements, or the residual sum (also written out).
 template <bool Half>
 __device__ __forceinline__ void load_row_vec(const RowNormArgs& p, const ParamRows& q, i64 r, i64 v, bool write,
@@ -264,16 +281,7 @@ __device__ __forceinline__ void norm_row(const RowNormArgs& p, i64 r, bool real,
     inv = 1.0f / sqrtf(reduce(s) * inv_d + p.eps);
   } else {
     mean = reduce(s) * inv_d;
-    float qsum = 0;
-#pragma unroll
-    for (int j = 0; j < V; ++j)
-      if (lane + i64{j} * lanes < nvec) {
-        float f[8];
-        x[j].get(p.ex, f);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) qsum += (f[e] - mean) * (f[e] - mean);
-      }
-    inv = 1.0f / sqrtf(reduce(qsum) * inv_d + p.eps);
+    inv = 1.0f / sqrtf(reduce(part_sum(x, p.ex, lane, lanes, nvec, true, mean)) * inv_d + p.eps);
   }
   if (!real) return;
   const i64 obase = out_base(p, r);
@@ -353,17 +361,7 @@ __global__ void __launch_bounds__(512) row_norm_block_rows_kernel(RowNormArgs p)
   }
   float s[R];
 #pragma unroll
-  for (int i = 0; i < R; ++i) {
-    s[i] = 0;
-#pragma unroll
-    for (int j = 0; j < V; ++j)
-      if (lane + i64{j} * lanes < nvec) {
-        float f[8];
-        x[i][j].get(p.ex, f);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) s[i] += K == NormKind::Rms ? f[e] * f[e] : f[e];
-      }
-  }
+  for (int i = 0; i < R; ++i) s[i] = part_sum(x[i], p.ex, lane, lanes, nvec, K == NormKind::Rms, 0.0f);
   if constexpr (K == NormKind::Residual) return;
   const float inv_d = 1.0f / static_cast<float>(p.d);
   float mean[R], inv[R];
@@ -376,15 +374,7 @@ __global__ void __launch_bounds__(512) row_norm_block_rows_kernel(RowNormArgs p)
 #pragma unroll
     for (int i = 0; i < R; ++i) {
       mean[i] = s[i] * inv_d;
-      qsum[i] = 0;
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-        if (lane + i64{j} * lanes < nvec) {
-          float f[8];
-          x[i][j].get(p.ex, f);
-#pragma unroll
-          for (int e = 0; e < 8; ++e) qsum[i] += (f[e] - mean[i]) * (f[e] - mean[i]);
-        }
+      qsum[i] = part_sum(x[i], p.ex, lane, lanes, nvec, true, mean[i]);
     }
     block_sums<R>(qsum, scratch);
 #pragma unroll
