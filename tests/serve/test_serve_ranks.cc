@@ -4,9 +4,12 @@
 // with --tensor-parallel-size 2 or --ulysses-degree 2 they are one process's to float32 rounding. SIGTERM
 // to rank 0 fails the running job and ends every rank with status 0. Degrees that cannot run are refused
 // before a port is taken.
+#include <signal.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
