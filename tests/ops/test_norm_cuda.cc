@@ -276,46 +276,48 @@ TEST(OpsCudaModulation, ResidualLayerNormIsTheTwoOps) {
 
 // Thousands of rows whose parameter rows change at arbitrary tokens (runs of 1201, 3, 1299 and 2500 tokens): a
 // kernel that reuses one row's shift, scale or gate for the rows after it (as any staging or caching of the
-// parameter rows across rows would) must follow every change.
+// parameter rows across rows would, the R-rows block kernel among them) must follow every change. D = 512
+// takes the group kernel, 3072 the block kernels (rows of 1 or R a block; 5003 rows leave a partial last block).
 TEST(OpsCudaModulation, EveryTokenUsesItsOwnParameterRow) {
   DATTN_SKIP_WITHOUT_CUDA();
   const auto seed = test::fresh_seed();
   std::mt19937_64 rng(seed);
-  const std::int64_t tokens = 5003, k = 6, d = 512;
+  const std::int64_t tokens = 5003, k = 6;
   std::vector<std::int32_t> row_of(tokens);
   for (std::int64_t t = 0; t < tokens; ++t) row_of[t] = t < 1201 ? 0 : (t < 1204 ? 2 : (t < 2503 ? 1 : 0));
-  for (DType dt : {DType::BF16, DType::F32}) {
-    SCOPED_TRACE(trace(dt, seed, "D 512, 5003 tokens"));
-    auto x = random_tensor({1, tokens, d}, dt, rng, 2.0f, 1.5f);
-    auto h = random_tensor({1, tokens, d}, dt, rng);
-    auto params = random_tensor({3, k, d}, DType::F32, rng, 0.0f, 0.5f);
-    const ops::TokenModulation cpu_m{params.t, row_of}, gpu_m{dev(params.t), row_of};
-    const int shift_k = 0, scale_k = 1, gate_k = 2;
-    std::vector<double> resid(x.v.size());
-    for (std::int64_t t = 0; t < tokens; ++t)
-      for (std::int64_t i = 0; i < d; ++i)
-        resid[t * d + i] = h.v[t * d + i] + x.v[t * d + i] * params.v[(row_of[t] * k + gate_k) * d + i];
-    const auto modulate = [&](std::vector<double> n) {
+  for (std::int64_t d : {std::int64_t{512}, std::int64_t{3072}})
+    for (DType dt : {DType::BF16, DType::F32}) {
+      SCOPED_TRACE(trace(dt, seed, "D " + std::to_string(d) + ", 5003 tokens"));
+      auto x = random_tensor({1, tokens, d}, dt, rng, 2.0f, 1.5f);
+      auto h = random_tensor({1, tokens, d}, dt, rng);
+      auto params = random_tensor({3, k, d}, DType::F32, rng, 0.0f, 0.5f);
+      const ops::TokenModulation cpu_m{params.t, row_of}, gpu_m{dev(params.t), row_of};
+      const int shift_k = 0, scale_k = 1, gate_k = 2;
+      std::vector<double> resid(x.v.size());
       for (std::int64_t t = 0; t < tokens; ++t)
-        for (std::int64_t i = 0; i < d; ++i) {
-          const double* p = params.v.data() + row_of[t] * k * d;
-          n[t * d + i] = n[t * d + i] * (1.0 + p[scale_k * d + i]) + p[shift_k * d + i];
-        }
-      return n;
-    };
-    poison_device_heap();
-    EXPECT_EQ(check_cuda(ops::layer_norm_modulated(dev(x.t), 1e-6f, gpu_m, shift_k, scale_k),
-                         ops::layer_norm_modulated(x.t, 1e-6f, cpu_m, shift_k, scale_k),
-                         modulate(norm_ref(x.v, d, 1e-6, false, nullptr, nullptr))),
-              "");
-    EXPECT_EQ(check_cuda(ops::gated_residual(dev(h.t), dev(x.t), gpu_m, gate_k), ops::gated_residual(h.t, x.t, cpu_m, gate_k),
-                         resid),
-              "");
-    const auto fused = ops::residual_layer_norm_modulated(dev(h.t), dev(x.t), &gpu_m, gate_k, 1e-6f, gpu_m, shift_k, scale_k);
-    const auto cpu = ops::residual_layer_norm_modulated(h.t, x.t, &cpu_m, gate_k, 1e-6f, cpu_m, shift_k, scale_k);
-    EXPECT_EQ(check_cuda(fused.residual, cpu.residual, resid), "");
-    EXPECT_EQ(check_cuda(fused.normed, cpu.normed, modulate(norm_ref(resid, d, 1e-6, false, nullptr, nullptr))), "");
-  }
+        for (std::int64_t i = 0; i < d; ++i)
+          resid[t * d + i] = h.v[t * d + i] + x.v[t * d + i] * params.v[(row_of[t] * k + gate_k) * d + i];
+      const auto modulate = [&](std::vector<double> n) {
+        for (std::int64_t t = 0; t < tokens; ++t)
+          for (std::int64_t i = 0; i < d; ++i) {
+            const double* p = params.v.data() + row_of[t] * k * d;
+            n[t * d + i] = n[t * d + i] * (1.0 + p[scale_k * d + i]) + p[shift_k * d + i];
+          }
+        return n;
+      };
+      poison_device_heap();
+      EXPECT_EQ(check_cuda(ops::layer_norm_modulated(dev(x.t), 1e-6f, gpu_m, shift_k, scale_k),
+                           ops::layer_norm_modulated(x.t, 1e-6f, cpu_m, shift_k, scale_k),
+                           modulate(norm_ref(x.v, d, 1e-6, false, nullptr, nullptr))),
+                "");
+      EXPECT_EQ(check_cuda(ops::gated_residual(dev(h.t), dev(x.t), gpu_m, gate_k), ops::gated_residual(h.t, x.t, cpu_m, gate_k),
+                           resid),
+                "");
+      const auto fused = ops::residual_layer_norm_modulated(dev(h.t), dev(x.t), &gpu_m, gate_k, 1e-6f, gpu_m, shift_k, scale_k);
+      const auto cpu = ops::residual_layer_norm_modulated(h.t, x.t, &cpu_m, gate_k, 1e-6f, cpu_m, shift_k, scale_k);
+      EXPECT_EQ(check_cuda(fused.residual, cpu.residual, resid), "");
+      EXPECT_EQ(check_cuda(fused.normed, cpu.normed, modulate(norm_ref(resid, d, 1e-6, false, nullptr, nullptr))), "");
+    }
 }
 
 TEST(OpsCudaModulation, ParamsOnAnotherDeviceAreAUserError) {

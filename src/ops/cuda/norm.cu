@@ -43,7 +43,8 @@ LongRowKernel long_row_kernel() {
     if (s == "group") return LongRowKernel::Group;
     if (s == "rows2") return LongRowKernel::Rows2;
     if (s == "rows4") return LongRowKernel::Rows4;
-    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group, rows2 or rows4");
+    if (s == "stream") return LongRowKernel::Stream;
+    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group, rows2, rows4 or stream");
   }();
   return choice;
 }
