@@ -42,9 +42,9 @@ LongRowKernel long_row_kernel() {
     if (s == "block1") return LongRowKernel::Block1;
     if (s == "group") return LongRowKernel::Group;
     if (s == "rows2") return LongRowKernel::Rows2;
-    if (s == "rows4") return LongRowKernel::Rows4;
-    if (s == "stream") return LongRowKernel::Stream;
-    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group, rows2, rows4 or stream");
+    if (s == "block4") return LongRowKernel::Block4;
+    if (s == "rows2v4") return LongRowKernel::Rows2V4;
+    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group, rows2, block4 or rows2v4");
   }();
   return choice;
 }

@@ -403,67 +403,6 @@ __global__ void __launch_bounds__(512) row_norm_block_rows_kernel(RowNormArgs p)
   }
 }
 
-// Rows of 65..1024 vectors of 8 on a fixed grid (as many blocks as are resident at once), block b taking
-// rows b, b + gridDim.x, ...: each thread loads its vectors of the block's next row before it reduces the
-// current one, so loads stay in flight through the reductions and stores, and keeps its weight and bias
-// (or the modulation's shift and scale, reloaded when the modulation row changes) in registers across
-// rows instead of reading them from L2 for every row. The same threads, vectors and reduction tree per row
-// as row_norm_block_kernel with V vectors a thread, so the same results.
-template <NormKind K, int V, bool Half>
-__global__ void __launch_bounds__(512) row_norm_stream_kernel(RowNormArgs p) {
-  __shared__ float scratch[32];
-  const i64 nvec = p.d / 8;
-  const int lane = threadIdx.x, lanes = blockDim.x;
-  const auto load_row = [&](i64 r, Vec8<Half>(&x)[V]) {
-    const ParamRows q = global_param_rows(p, r);
-#pragma unroll
-    for (int j = 0; j < V; ++j)
-      if (lane + i64{j} * lanes < nvec) load_row_vec(p, q, r, lane + i64{j} * lanes, true, x[j]);
-  };
-  const auto load_params = [&](i64 r, Params8(&m)[V]) {
-    const ParamRows q = global_param_rows(p, r);
-#pragma unroll
-    for (int j = 0; j < V; ++j)
-      if (lane + i64{j} * lanes < nvec) load_params8<K>(p, q, (lane + i64{j} * lanes) * 8, m[j]);
-  };
-  i64 r = blockIdx.x;
-  Vec8<Half> x[V], next[V];
-  load_row(r, x);
-  Params8 m[V];
-  std::int32_t param_row = -1;  // LayerModulated: the modulation row m holds
-  if constexpr (K == NormKind::Layer || K == NormKind::Rms) load_params(r, m);
-  const float inv_d = 1.0f / static_cast<float>(p.d);
-  for (; r < p.rows; r += gridDim.x) {
-    if (r + gridDim.x < p.rows) load_row(r + gridDim.x, next);
-    if constexpr (K != NormKind::Residual) {
-      float mean = 0, inv;
-      const float s = block_sum(part_sum(x, p.ex, lane, lanes, nvec, K == NormKind::Rms, 0.0f), scratch);
-      if (K == NormKind::Rms) {
-        inv = 1.0f / sqrtf(s * inv_d + p.eps);
-      } else {
-        mean = s * inv_d;
-        inv = 1.0f / sqrtf(block_sum(part_sum(x, p.ex, lane, lanes, nvec, true, mean), scratch) * inv_d + p.eps);
-      }
-      if constexpr (K == NormKind::LayerModulated) {
-        const std::int32_t row = p.token_rows.row(r);  // the same in every thread of the block
-        if (row != param_row) param_row = row, load_params(r, m);
-      }
-      const i64 obase = out_base(p, r);
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const i64 v = lane + i64{j} * lanes;
-        if (v >= nvec) continue;
-        float f[8];
-        x[j].get(p.ex, f);
-        apply8<K>(p, m[j], r, v * 8, mean, inv, f);
-        store8(p.y, p.ex, obase + v * 8, f);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < V; ++j) x[j] = next[j];
-  }
-}
-
 template <NormKind K>
 __global__ void row_norm_kernel(RowNormArgs p) {
   extern __shared__ float row_cache[];
@@ -558,62 +497,48 @@ void launch_group(const RowNormArgs& p, cudaStream_t stream) {
 inline bool group_kernel_takes(const RowNormArgs& p) { return p.vec && p.d / 8 <= 512; }
 
 // Which kernel takes rows of 65..1024 vectors: the block kernel with 2 vectors a thread (default), with
-// 1 vector (rows up to 512 vectors; longer ones take 2), the group kernel (rows up to 512 vectors), or the
-// R-rows block kernel with 2 vectors a thread (R = 2 or 4). DATTN_ROW_NORM_KERNEL=block2|block1|group|rows2|
-// rows4, read once: a benchmark knob (bench/results/2026-12-04-h200-row-norm-block.md).
-enum class LongRowKernel { Block2, Block1, Group, Rows2, Rows4, Stream };
+// 1 vector (rows up to 512 vectors; longer ones take 2) or 4, the group kernel (rows up to 512 vectors), or
+// the 2-rows block kernel with 2 or 4 vectors a thread. DATTN_ROW_NORM_KERNEL=block2|block1|group|rows2|
+// block4|rows2v4, read once: a benchmark knob (bench/results/2026-12-04-h200-row-norm-block.md).
+enum class LongRowKernel { Block2, Block1, Group, Rows2, Block4, Rows2V4 };
 LongRowKernel long_row_kernel();
 
-template <NormKind K, int V>
-void launch_block(const RowNormArgs& p, unsigned threads, cudaStream_t stream) {
-  const auto blocks = static_cast<unsigned>(p.rows);
-  if (p.ex == Elt::F32)
-    row_norm_block_kernel<K, V, false><<<blocks, threads, 0, stream>>>(p);
-  else
-    row_norm_block_kernel<K, V, true><<<blocks, threads, 0, stream>>>(p);
-}
-
-template <NormKind K, int R>
-void launch_block_rows(const RowNormArgs& p, unsigned threads, cudaStream_t stream) {
+// Rows of nvec vectors on blocks of R rows (the block kernel for R = 1), V vectors a thread.
+template <NormKind K, int V, int R>
+void launch_long_rows(const RowNormArgs& p, cudaStream_t stream) {
+  const i64 nvec = p.d / 8;
+  const auto threads = static_cast<unsigned>(((nvec + V - 1) / V + 31) / 32 * 32);
   const auto blocks = static_cast<unsigned>((p.rows + R - 1) / R);
-  if (p.ex == Elt::F32)
-    row_norm_block_rows_kernel<K, 2, R, false><<<blocks, threads, 0, stream>>>(p);
-  else
-    row_norm_block_rows_kernel<K, 2, R, true><<<blocks, threads, 0, stream>>>(p);
-}
-
-// The stream kernel on as many blocks as fit on the current device at once (never more than rows).
-template <NormKind K, bool Half>
-void launch_stream(const RowNormArgs& p, unsigned threads, cudaStream_t stream) {
-  const auto kernel = row_norm_stream_kernel<K, 2, Half>;
-  int device = 0, sms = 0, per_sm = 0;
-  DATTN_CUDA_CHECK(cudaGetDevice(&device));
-  DATTN_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  DATTN_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(threads), 0));
-  const i64 resident = i64{sms} * (per_sm > 0 ? per_sm : 1);
-  kernel<<<static_cast<unsigned>(p.rows < resident ? p.rows : resident), threads, 0, stream>>>(p);
+  if constexpr (R == 1) {
+    if (p.ex == Elt::F32)
+      row_norm_block_kernel<K, V, false><<<blocks, threads, 0, stream>>>(p);
+    else
+      row_norm_block_kernel<K, V, true><<<blocks, threads, 0, stream>>>(p);
+  } else {
+    if (p.ex == Elt::F32)
+      row_norm_block_rows_kernel<K, V, R, false><<<blocks, threads, 0, stream>>>(p);
+    else
+      row_norm_block_rows_kernel<K, V, R, true><<<blocks, threads, 0, stream>>>(p);
+  }
 }
 
 template <NormKind K>
 bool launch_row_norm_block(const RowNormArgs& p, cudaStream_t stream) {
   const i64 nvec = p.d / 8;
   if (nvec <= 64 || nvec > 1024) return false;
-  const LongRowKernel choice = long_row_kernel();
-  if (choice == LongRowKernel::Group && nvec <= 512) return false;
-  const int per_thread = choice == LongRowKernel::Block1 && nvec <= 512 ? 1 : 2;  // at most 512 threads
-  const auto threads = static_cast<unsigned>(((nvec + per_thread - 1) / per_thread + 31) / 32 * 32);
-  if (choice == LongRowKernel::Stream) {
-    p.ex == Elt::F32 ? launch_stream<K, false>(p, threads, stream) : launch_stream<K, true>(p, threads, stream);
-    return true;
+  switch (long_row_kernel()) {
+    case LongRowKernel::Group:
+      if (nvec <= 512) return false;
+      launch_long_rows<K, 2, 1>(p, stream);
+      break;
+    case LongRowKernel::Block1:  // at most 512 threads
+      nvec <= 512 ? launch_long_rows<K, 1, 1>(p, stream) : launch_long_rows<K, 2, 1>(p, stream);
+      break;
+    case LongRowKernel::Block2: launch_long_rows<K, 2, 1>(p, stream); break;
+    case LongRowKernel::Rows2: launch_long_rows<K, 2, 2>(p, stream); break;
+    case LongRowKernel::Block4: launch_long_rows<K, 4, 1>(p, stream); break;
+    case LongRowKernel::Rows2V4: launch_long_rows<K, 4, 2>(p, stream); break;
   }
-  if (choice == LongRowKernel::Rows2 || choice == LongRowKernel::Rows4) {
-    choice == LongRowKernel::Rows2 ? launch_block_rows<K, 2>(p, threads, stream) : launch_block_rows<K, 4>(p, threads, stream);
-    return true;
-  }
-  if (per_thread == 1)
-    launch_block<K, 1>(p, threads, stream);
-  else
-    launch_block<K, 2>(p, threads, stream);
   return true;
 }
 
