@@ -38,13 +38,12 @@ LongRowKernel long_row_kernel() {
   static const LongRowKernel choice = [] {
     const char* v = std::getenv("DATTN_ROW_NORM_KERNEL");
     const std::string s = v ? v : "";
-    if (s.empty() || s == "block2") return LongRowKernel::Block2;
+    if (s.empty()) return LongRowKernel::Auto;
+    if (s == "block2") return LongRowKernel::Block2;
     if (s == "block1") return LongRowKernel::Block1;
     if (s == "group") return LongRowKernel::Group;
     if (s == "rows2") return LongRowKernel::Rows2;
-    if (s == "block4") return LongRowKernel::Block4;
-    if (s == "rows2v4") return LongRowKernel::Rows2V4;
-    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group, rows2, block4 or rows2v4");
+    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group or rows2 (or unset)");
   }();
   return choice;
 }
