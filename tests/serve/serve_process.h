@@ -28,13 +28,15 @@ inline std::string read_text(const std::string& path) {
 
 class ServeProcess {
  public:
-  // `extra`: more arguments; `env`: NAME=value settings for it.
+  // `extra`: more arguments; `env`: NAME=value settings for it; `model`: the pipeline served (the tiny Wan
+  // pipeline unless given) and `name`, the name it is served under.
   ServeProcess(const std::string& dir, const std::string& tag, const std::vector<std::string>& extra = {},
-               const std::vector<std::string>& env = {}, VideoFormat format = kVideoFormat)
+               const std::vector<std::string>& env = {}, VideoFormat format = kVideoFormat,
+               const std::string& model = tiny_model(), const std::string& name = "wan-tiny")
       : log_(dir + "-" + tag + ".log") {
-    std::vector<std::string> args = {dattn_binary(), "serve", tiny_model(), "--device", "cpu", "--port", "0",
+    std::vector<std::string> args = {dattn_binary(), "serve", model, "--device", "cpu", "--port", "0",
                                      "--output-dir", dir, "--max-queue", "4", "--max-steps", "1000",
-                                     "--served-model-name", "wan-tiny", "--video-format",
+                                     "--served-model-name", name, "--video-format",
                                      serve::video_format_name(format)};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = fork();

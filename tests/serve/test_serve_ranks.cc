@@ -1,7 +1,8 @@
 // `dattn serve` over several ranks (docs/parallel.md, "dattn serve"), started as a user would, without
 // mpirun in front: with --cfg-parallel-size 2 the videos are byte for byte one process's sequential
 // guidance, also after a job cancelled while it ran (the ranks stop at the same step and stay paired);
-// with --tensor-parallel-size 2 or --ulysses-degree 2 they are one process's to float32 rounding. SIGTERM
+// with --tensor-parallel-size 2 or --ulysses-degree 2 they are one process's to float32 rounding (Wan; and
+// HunyuanVideo-1.5 with Ulysses). SIGTERM
 // to rank 0 fails the running job and ends every rank with status 0. Degrees that cannot run are refused
 // before a port is taken.
 #include <signal.h>
@@ -29,10 +30,13 @@ const std::vector<std::string> kRankEnv = {"DATTN_MPIRUN=" DATTN_MPIEXEC, "OMP_W
 #define DATTN_SKIP_WITHOUT_MPI() \
   if (!parallel::built_with_mpi()) GTEST_SKIP() << "this build has no MPI (-DDATTN_MPI=off or no MPI found)"
 
-// One process's video of video_json(2, 7), as the server's safetensors.
-std::string one_process_video(const std::string& dir) {
+// The tiny golden HunyuanVideo-1.5 pipeline (2 heads; video_json's 64x32, 5 frames: 16 latent tokens).
+std::string hv15_tiny_model() { return golden_dir() + "/hv15_tiny/pipeline"; }
+
+// One process's video of video_json(2, 7) on `model`, as the server's safetensors.
+std::string one_process_video(const std::string& dir, const std::string& model = tiny_model()) {
   const std::string path = dir + "-one-process.safetensors";
-  const CliResult g = run_dattn("generate --model " + shell_quote(tiny_model()) +
+  const CliResult g = run_dattn("generate --model " + shell_quote(model) +
                                     " --prompt 'a red fox' --width 64 --height 32 --num-frames 5"
                                     " --num-inference-steps 2 --seed 7 --guidance sequential --device cpu --output " +
                                     shell_quote(path),
@@ -91,12 +95,13 @@ TEST(ServeRanks, CfgParallelServesOneProcessVideosByteForByteAcrossACancel) {
   stop_in_order(server, c);
 }
 
-// A 2-rank server with `flag` 2 against one process: float32 rounding, the bounds of the generate tests
-// (test_cli_mpirun_tensor_parallel.cc, test_cli_mpirun_ulysses.cc); then stopped in order.
-void expect_one_process_to_rounding(const std::string& flag, const std::string& name) {
+// A 2-rank server of `model` with `flag` 2 against one process: float32 rounding, the bounds of the
+// generate tests (test_cli_mpirun_tensor_parallel.cc, test_cli_mpirun_ulysses.cc); then stopped in order.
+void expect_one_process_to_rounding(const std::string& flag, const std::string& name,
+                                    const std::string& model = tiny_model()) {
   const std::string dir = fresh_dir(name);
-  const std::vector<double> expected = frames_of(one_process_video(dir), dir + "-expected.safetensors");
-  ServeProcess server(dir, "server", {flag, "2"}, kRankEnv, VideoFormat::SAFETENSORS);
+  const std::vector<double> expected = frames_of(one_process_video(dir, model), dir + "-expected.safetensors");
+  ServeProcess server(dir, "server", {flag, "2"}, kRankEnv, VideoFormat::SAFETENSORS, model, "tiny");
   auto c = server.client();
   const std::vector<double> got = frames_of(sync_video(c), dir + "-got.safetensors");
   ASSERT_EQ(got.size(), expected.size());
@@ -119,6 +124,12 @@ TEST(ServeRanks, TensorParallelServesOneProcessVideosToFloat32Rounding) {
 TEST(ServeRanks, UlyssesServesOneProcessVideosToFloat32Rounding) {
   DATTN_SKIP_WITHOUT_MPI();
   expect_one_process_to_rounding("--ulysses-degree", "ranks_ulysses");
+}
+
+// The relay carries any family's request: HunyuanVideo-1.5 (two text encoders, its own guidance default).
+TEST(ServeRanks, Hv15UlyssesServesOneProcessVideosToFloat32Rounding) {
+  DATTN_SKIP_WITHOUT_MPI();
+  expect_one_process_to_rounding("--ulysses-degree", "ranks_hv15_ulysses", hv15_tiny_model());
 }
 
 TEST(ServeRanks, DegreesThatCannotRunAreRefusedBeforeThePort) {
