@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --bench) bench="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "ncu-row-norm.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
