@@ -2,9 +2,8 @@
 // mpirun in front: with --cfg-parallel-size 2 the videos are byte for byte one process's sequential
 // guidance, also after a job cancelled while it ran (the ranks stop at the same step and stay paired);
 // with --tensor-parallel-size 2 or --ulysses-degree 2 they are one process's to float32 rounding (Wan; and
-// HunyuanVideo-1.5 with Ulysses). SIGTERM
-// to rank 0 fails the running job and ends every rank with status 0. Degrees that cannot run are refused
-// before a port is taken.
+// HunyuanVideo-1.5 with Ulysses). SIGTERM to rank 0 fails the running job and ends every rank with status 0.
+// Degrees that cannot run are refused before a port is taken.
 #include <signal.h>
 #include <sys/wait.h>
 

@@ -342,9 +342,8 @@ __device__ __forceinline__ void block_sums(float (&v)[R], float (*scratch)[32]) 
 // rows before the first reduction (R times the bytes in flight of one row a block), the R rows' sums share
 // their barriers, and each weight, bias or modulation vector is read once for the R rows when they share it
 // (the modulation row: consecutive tokens of one item). The same threads, vectors and reduction tree per row
-// as row_norm_block_kernel with V vectors a thread, so the same results. With R = 2 it runs the plain norms
-// 10-20% faster than the block kernel; the modulated and residual forms, 0-25% slower (registers: fewer
-// blocks an SM), stay on the block kernel.
+// as row_norm_block_kernel with V vectors a thread, so the same results. The plain norms' default with R = 2
+// (launch_row_norm_block); its extra registers cost the modulated and residual forms more than it saves them.
 template <NormKind K, int V, int R, bool Half>
 __global__ void __launch_bounds__(512) row_norm_block_rows_kernel(RowNormArgs p) {
   __shared__ float scratch[R][32];
