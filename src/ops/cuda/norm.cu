@@ -43,7 +43,9 @@ LongRowKernel long_row_kernel() {
     if (s == "block1") return LongRowKernel::Block1;
     if (s == "group") return LongRowKernel::Group;
     if (s == "rows2") return LongRowKernel::Rows2;
-    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group or rows2 (or unset)");
+    if (s == "lean") return LongRowKernel::Lean;
+    if (s == "lean40") return LongRowKernel::Lean40;
+    throw UserError("DATTN_ROW_NORM_KERNEL '" + s + "': expected block2, block1, group, rows2, lean or lean40 (or unset)");
   }();
   return choice;
 }
