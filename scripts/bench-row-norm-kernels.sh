@@ -36,6 +36,11 @@ for k in "${ks[@]}"; do
     echo "bench-row-norm-kernels.sh: kernel '$k': expected block2, block1, group, rows2, lean or lean40" >&2; exit 2 ;;
   esac
 done
+[ -f "$build/CMakeCache.txt" ] || {
+  echo "bench-row-norm-kernels.sh: $build is not configured; first:" >&2
+  echo "  cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDATTN_CUDA=on -DDATTN_CUDA_ARCHS=90a" >&2
+  exit 2
+}
 mkdir -p "$out" || exit 2
 summary="$out/summary.txt"
 : >"$summary"
