@@ -11,7 +11,8 @@
 // - other rows: one block per row, the row read once into shared memory as float32 (when it fits),
 //   written from there; rows too long for shared memory are read again from global memory (L2).
 // Both reduce the mean and then the variance in two passes (no one-pass cancellation on rows with a
-// large mean).
+// large mean). The block kernels for rows of 65..1024 vectors (one block per row, or R rows a block) and the
+// choice among them and the lean kernel (row_norm_lean.cuh) follow below.
 #include <stdexcept>
 
 #include "ops/cuda/row_norm_args.cuh"
