@@ -76,18 +76,8 @@ __device__ __forceinline__ void load_row_vec(const RowNormArgs& p, const ParamRo
     out.load(p.x, p.ex, e);
     return;
   }
-  float a[8], b[8];
-  load8<true>(p.x, p.ex, e, a);
-  load8<true>(p.res_x, p.eres, e, b);
-  if (q.gate) {
-    float g[8];
-    load8_f32(q.gate + v * 8, g);
-#pragma unroll
-    for (int j = 0; j < 8; ++j) a[j] += b[j] * g[j];
-  } else {
-#pragma unroll
-    for (int j = 0; j < 8; ++j) a[j] += b[j];
-  }
+  float a[8];
+  residual_sum8(p, p.ex, p.eres, q, e, v * 8, a);
   out.set(p.ex, a);
   if (write) out.store(p.res_out, p.ex, e);
 }

@@ -127,6 +127,25 @@ __device__ __forceinline__ ParamRows global_param_rows(const RowNormArgs& p, i64
   return q;
 }
 
+// The residual sum of 8 elements at offset e (column c) of the rows, in float32 before rounding: x + res_x *
+// gate, or x + res_x without a gate row. Every row-norm kernel forms it here, as gated_residual does, so that a
+// fused residual + norm equals the two ops bit for bit. ex, eres: x's and res_x's dtypes (constants fold).
+__device__ __forceinline__ void residual_sum8(const RowNormArgs& p, Elt ex, Elt eres, const ParamRows& q, i64 e, i64 c,
+                                              float (&a)[8]) {
+  float b[8];
+  load8<true>(p.x, ex, e, a);
+  load8<true>(p.res_x, eres, e, b);
+  if (q.gate) {
+    float g[8];
+    load8_f32(q.gate + c, g);
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] += b[j] * g[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] += b[j];
+  }
+}
+
 // The parameters of 8 columns: weight and bias (Layer, Rms), or the modulation's shift and scale
 // (LayerModulated). Loaded apart from their use so that rows sharing them read them once.
 struct Params8 {

@@ -89,18 +89,7 @@ __global__ void __launch_bounds__(512, MinBlocks) row_norm_lean_kernel(RowNormAr
     const u32 c = (threadIdx.x + j * lanes) * 8;
     float f[8];
     if constexpr (Res) {
-      float b[8];
-      load8<true>(p.x, E, base + c, f);
-      load8<true>(p.res_x, E, base + c, b);
-      if (q.gate) {
-        float g[8];
-        load8_f32(q.gate + c, g);
-#pragma unroll
-        for (int e = 0; e < 8; ++e) f[e] += b[e] * g[e];  // as gated_residual rounds it
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) f[e] += b[e];
-      }
+      residual_sum8(p, E, E, q, base + c, c, f);
       x[j] = pack8(E, f);
       *reinterpret_cast<uint4*>(static_cast<u16*>(p.res_out) + base + c) = x[j];
       unpack8(x[j], E, f);  // the rounded sum is what the norm sees
