@@ -17,7 +17,10 @@ void read_size(const RequestFields& f, GenerationRequest& r) {
   const auto size = f.text("size");
   if (!size) return;
   const auto x = size->find('x');
-  const auto refuse = [&] { return bad_field("size", "'size' must be WIDTHxHEIGHT, e.g. \"832x480\"; got \"" + *size + "\""); };
+  const auto refuse = [&] {
+    return bad_field("size", "'size' must be WIDTHxHEIGHT, two whole numbers from 1, e.g. \"832x480\"; got \"" +
+                                 *size + "\"");
+  };
   if (x == std::string::npos) throw refuse();
   const auto part = [&](const std::string& s) {
     const std::vector<std::pair<std::string, std::string>> one = {{"size", s}};
@@ -57,8 +60,17 @@ GenerationRequest read_common(const RequestFields& f, const ServeLimits& limits,
   r.width = d.width;
   r.height = d.height;
   read_size(f, r);
-  if (const auto w = f.integer("width", 1, kMaxInt)) r.width = *w;
-  if (const auto h = f.integer("height", 1, kMaxInt)) r.height = *h;
+  // 'width' and 'height' may repeat 'size' but not contradict it: neither silently wins.
+  const auto side = [&](const char* field, std::int64_t& value) {
+    const auto given = f.integer(field, 1, kMaxInt);
+    if (!given) return;
+    if (f.has("size") && *given != value)
+      throw bad_field(field, std::string("'") + field + "' " + std::to_string(*given) + " disagrees with 'size' \"" +
+                                 *f.text("size") + "\"; give one of them, or both alike");
+    value = *given;
+  };
+  side("width", r.width);
+  side("height", r.height);
   check_limit("width", r.width, limits.max_width, "--max-width");
   check_limit("height", r.height, limits.max_height, "--max-height");
   r.num_inference_steps = static_cast<int>(f.integer("num_inference_steps", 1, kMaxInt).value_or(d.num_inference_steps));

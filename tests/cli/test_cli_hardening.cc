@@ -138,6 +138,16 @@ TEST(CliHardening, GenerateRefusesAFlowShiftOutOfRange) {
   fs::remove_all(out);  // what a binary without the fix left
 }
 
+// --guidance-scale 1e308 ran and failed at step 1 with Inf latents, naming the weights as the likely cause.
+TEST(CliHardening, GenerateRefusesAGuidanceScaleOutOfRange) {
+  const std::string out = temp_path("guidance.safetensors");
+  for (const char* scale : {"1e308", "101", "-1", "nan"})
+    expect_error(run_dattn(generate_args(golden(kPipeline), out, kSmall, std::string("--guidance-scale ") + scale)), 2,
+                 {"--guidance-scale", "must be between 0 and 100"});
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(out);
+}
+
 std::string tiny_transformer_config_with(const std::string& dir, const nlohmann::json& changes) {
   std::ifstream in(golden(kPipeline + "/transformer/config.json"));
   nlohmann::json config = nlohmann::json::parse(in);

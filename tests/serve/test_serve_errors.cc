@@ -34,6 +34,10 @@ TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
       {R"({"prompt": "x", "guidance_scale": "high"})", 400, "finite number", "guidance_scale"},
       {R"({"prompt": "x", "size": "64by32"})", 400, "WIDTHxHEIGHT", "size"},
       {R"({"prompt": "x", "size": "-64x32"})", 400, "WIDTHxHEIGHT", "size"},
+      {R"({"prompt": "x", "size": "0x32"})", 400, "two whole numbers from 1", "size"},
+      // width/height repeating size must agree with it: neither silently wins.
+      {R"({"prompt": "x", "size": "64x32", "width": 96})", 400, "'width' 96 disagrees with 'size' \"64x32\"", "width"},
+      {R"({"prompt": "x", "size": "64x32", "height": 64})", 400, "'height' 64 disagrees", "height"},
       {R"({"prompt": "x", "colour": "red"})", 400, "unknown field 'colour'", "colour"},
       {R"({"prompt": "x", "num_frames": 5, "seconds": "1"})", 400, "not both", "seconds"},
       {R"({"prompt": "x", "model": "sora-2"})", 404, "not served here", "model"},
@@ -45,7 +49,9 @@ TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
       {R"({"prompt": "x", "num_frames": 6})", 400, "--num-frames 6 must be 4k+1", "num_frames"},
       {R"({"prompt": "x", "size": "48x32"})", 400, "--width 48 must be a positive multiple of", "width"},
       {R"({"prompt": "x", "flow_shift": 1000})", 400, "--flow-shift 1000 must be between", "flow_shift"},
-      {R"({"prompt": "x", "guidance_scale": -1})", 400, "--guidance-scale must be", "guidance_scale"},
+      {R"({"prompt": "x", "guidance_scale": -1})", 400, "--guidance-scale -1 must be between 0 and 100", "guidance_scale"},
+      // 1e308 was queued and failed at step 1 with Inf latents, blaming the weights.
+      {R"({"prompt": "x", "guidance_scale": 1e308})", 400, "--guidance-scale 1e+308 must be between", "guidance_scale"},
   };
   for (const Refusal& f : refusals) {
     const auto r = c.Post("/v1/videos", f.body, "application/json");
@@ -71,6 +77,11 @@ TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
   EXPECT_TRUE(body_of(c.Get("/v1/videos"))["data"].empty());
   r = c.Post("/v1/videos/sync", video_json(1), "application/json");
   EXPECT_EQ(r->status, 200) << r->body;
+  // width and height that repeat size are taken.
+  r = c.Post("/v1/videos", R"({"prompt": "x", "size": "64x32", "width": 64, "height": 32, "num_frames": 5,
+                              "num_inference_steps": 1})", "application/json");
+  EXPECT_EQ(r->status, 200) << r->body;
+  EXPECT_EQ(body_of(r)["size"], "64x32") << r->body;
   // A form's prompt is bytes: invalid UTF-8 is refused before queueing, as `dattn generate` refuses it.
   r = c.Post("/v1/videos", httplib::MultipartFormDataItems{{"prompt", "a \xff\xfe fox", "", ""}});
   EXPECT_EQ(r->status, 400) << r->body;

@@ -10,6 +10,15 @@
 #include "text/utf8.h"
 
 namespace dattn::pipeline {
+namespace {
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+}  // namespace
 
 void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple, const std::string& why) {
   if (value < 1 || value % multiple != 0) {
@@ -34,14 +43,14 @@ void check_common_fields(const GenerationRequest& r, std::int64_t ft, int max_st
   if (r.num_inference_steps < 1 || r.num_inference_steps > max_steps)
     throw UserError("--num-inference-steps " + std::to_string(r.num_inference_steps) + " must be between 1 and " +
                     std::to_string(max_steps) + " (the scheduler's num_train_timesteps; models use 20 to 50)");
-  if (r.guidance_scale && !(std::isfinite(*r.guidance_scale) && *r.guidance_scale >= 0))
-    throw UserError("--guidance-scale must be a finite number >= 0 (guidance runs when it is > 1)");
-  if (r.flow_shift && !(*r.flow_shift >= kMinFlowShift && *r.flow_shift <= kMaxFlowShift)) {  // NaN fails too
-    char value[32];
-    std::snprintf(value, sizeof value, "%g", *r.flow_shift);
-    throw UserError(std::string("--flow-shift ") + value + " must be between 0.01 and 100 (models use 1 to 17: " +
-                    "Wan 3 to 12; a shift s and 1/s mirror each other)");
-  }
+  if (r.guidance_scale && !(*r.guidance_scale >= 0 && *r.guidance_scale <= kMaxGuidanceScale))  // NaN fails too
+    throw UserError("--guidance-scale " + number(*r.guidance_scale) +
+                    " must be between 0 and 100 (guidance runs when it is > 1; models use 1 to 20: Wan2.2 5, "
+                    "HunyuanVideo-1.5 6)");
+  if (r.flow_shift && !(*r.flow_shift >= kMinFlowShift && *r.flow_shift <= kMaxFlowShift))  // NaN fails too
+    throw UserError("--flow-shift " + number(*r.flow_shift) +
+                    " must be between 0.01 and 100 (models use 1 to 17: Wan 3 to 12; a shift s and 1/s mirror each "
+                    "other)");
   if (r.max_sequence_length && *r.max_sequence_length < 1) throw UserError("max_sequence_length must be at least 1");
 }
 

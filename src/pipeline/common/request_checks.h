@@ -15,9 +15,13 @@ void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple,
 // sits above sigma 0.99 (at 0.01, below 0.01), while models use 1 to 17 (Wan 3-12, HunyuanVideo up
 // to 17). At 1e9 the float32 sigmas round to 1 and the solver divides by zero.
 inline constexpr double kMinFlowShift = 0.01, kMaxFlowShift = 100.0;
+// The --guidance-scale ceiling. diffusers takes any float; models use 1 to about 20 (Wan2.2 5, HunyuanVideo-1.5
+// 6), far above that the prediction is the branches' difference magnified, and near 1e38 it overflows float32
+// (a run that fails at step 1 blaming the weights).
+inline constexpr double kMaxGuidanceScale = 100.0;
 
-// Prompts in UTF-8, frames k * temporal + 1, steps in 1..max_steps (the scheduler's num_train_timesteps), a finite
-// guidance scale >= 0, a flow shift in [kMinFlowShift, kMaxFlowShift].
+// Prompts in UTF-8, frames k * temporal + 1, steps in 1..max_steps (the scheduler's num_train_timesteps), a
+// guidance scale in [0, kMaxGuidanceScale], a flow shift in [kMinFlowShift, kMaxFlowShift].
 void check_common_fields(const GenerationRequest& r, std::int64_t temporal_factor, int max_steps);
 
 // The request's initial latents, when given, have shape `want` and are finite.

@@ -39,7 +39,7 @@ inline constexpr int kWanDefaultMaxSequenceLength = 512;
 
 // Refuses, with a message saying what is expected: height or width not a positive multiple of the
 // model's factor, num_frames not 4k+1 (the VAE's temporal factor), steps outside 1..num_train_timesteps,
-// a non-finite or negative guidance scale, a flow shift outside [kMinFlowShift, kMaxFlowShift], initial
+// a guidance scale outside [0, kMaxGuidanceScale], a flow shift outside [kMinFlowShift, kMaxFlowShift], initial
 // latents of the wrong shape.
 void check_wan_request(const WanPipelineInfo& info, const GenerationRequest& request);
 
