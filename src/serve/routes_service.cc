@@ -61,20 +61,20 @@ nlohmann::json model_card(const ServerState& s) {
 }
 
 void add_service_routes(httplib::Server& http, ServerState& s) {
-  http.Get("/health", guarded(s, false, [&s](const httplib::Request&, httplib::Response& res) {
+  s.routes.add(http, "GET", "/health", guarded(s, false, [&s](const httplib::Request&, httplib::Response& res) {
     if (!s.ready || s.stopping) throw not_ready(s.stopping ? "shutting down" : "loading the model");
     send_json(res, 200, {{"status", "ok"}});
   }));
-  http.Get("/v1/models", guarded(s, true, [&s](const httplib::Request&, httplib::Response& res) {
+  s.routes.add(http, "GET", "/v1/models", guarded(s, true, [&s](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, {{"object", "list"}, {"data", nlohmann::json::array({model_card(s)})}});
   }));
-  http.Get("/metrics", guarded(s, false, [&s](const httplib::Request&, httplib::Response& res) {
+  s.routes.add(http, "GET", "/metrics", guarded(s, false, [&s](const httplib::Request&, httplib::Response& res) {
     const bool loaded = s.ready;  // the queue exists from then on
     const std::size_t depth = loaded ? s.queue->waiting() : 0;
     const bool running = loaded && s.queue->busy();
     res.set_content(s.metrics.render(depth, running, s.store->count_by_state()), "text/plain; version=0.0.4");
   }));
-  http.Post("/v1/images/generations",
+  s.routes.add(http, "POST", "/v1/images/generations",
             guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) { images(s, req, res); }));
 }
 

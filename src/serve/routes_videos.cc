@@ -127,10 +127,10 @@ void send_video(ServerState& s, const Job& job, httplib::Response& res) {
 }  // namespace
 
 void add_video_routes(httplib::Server& http, ServerState& s) {
-  http.Post("/v1/videos", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+  s.routes.add(http, "POST", "/v1/videos", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     send_json(res, 200, video_object(submit(s, req).second, s.options.model));
   }));
-  http.Post("/v1/videos/sync", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+  s.routes.add(http, "POST", "/v1/videos/sync", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     const std::shared_ptr<Job> job = submit(s, req).first;
     job->wait();  // a client that hangs up meanwhile changes nothing: the job runs to its end
     if (job->state == JobState::Completed) return send_video(s, *job, res);
@@ -139,18 +139,18 @@ void add_video_routes(httplib::Server& http, ServerState& s) {
                                     status == 409 ? "invalid_request_error" : "server_error", std::nullopt,
                                     state_name(job->state)).body());
   }));
-  http.Get("/v1/videos", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) { list(s, req, res); }));
-  http.Get(R"(/v1/videos/([^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+  s.routes.add(http, "GET", "/v1/videos", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) { list(s, req, res); }));
+  s.routes.add(http, "GET", R"(/v1/videos/([^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     send_json(res, 200, video_object(find_job(s, req.matches[1]), s.options.model));
   }));
-  http.Get(R"(/v1/videos/([^/]+)/content)", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+  s.routes.add(http, "GET", R"(/v1/videos/([^/]+)/content)", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     const JobRecord job = find_job(s, req.matches[1]);
     if (job.state != JobState::Completed)
       throw ApiError(409, "video " + job.id + " is " + state_name(job.state) + ", not completed", "invalid_request_error",
                      std::nullopt, "video_not_ready");
     send_file(s, job.id, res);
   }));
-  http.Delete(R"(/v1/videos/([^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+  s.routes.add(http, "DELETE", R"(/v1/videos/([^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     cancel_or_delete(s, req.matches[1], res);
   }));
 }

@@ -44,12 +44,22 @@ void remove_orphans(JobStore& store, const std::string& output_dir) {
   for (const auto& entry : fs::directory_iterator(images_dir(output_dir), ignored)) fs::remove(entry.path(), ignored);
 }
 
-// OpenAI's error body for httplib's own answers (unknown route, body too large, bad multipart).
-void fill_error(Metrics& metrics, httplib::Response& res) {
+// OpenAI's error body for httplib's own answers (unknown route, body too large, bad multipart). A known
+// path asked with a method it does not take is 405 with the methods it takes, not 404.
+void fill_error(ServerState& s, const httplib::Request& req, httplib::Response& res) {
   if (!res.body.empty()) return;  // a route's own error, already counted
-  metrics.count_response(res.status);
   std::string message = "request refused";
-  if (res.status == 404) message = "no such route";
+  if (res.status == 404) {
+    const std::string allowed = s.routes.methods_for(req.path);
+    if (allowed.empty()) {
+      message = "no such route";
+    } else {
+      res.status = 405;
+      res.set_header("Allow", allowed);
+      message = "method " + req.method + " is not allowed on " + req.path + "; it takes " + allowed;
+    }
+  }
+  s.metrics.count_response(res.status);
   if (res.status == 413) message = "the body is larger than this server's limit (--max-body-bytes)";
   if (res.status == 400) message = "malformed request (headers or multipart body)";
   send_json(res, res.status, error_body(res.status, message));
@@ -145,7 +155,7 @@ int Server::start() {
                                  "authentication_error", std::nullopt, "invalid_api_key").body());
     return httplib::Server::HandlerResponse::Handled;
   });
-  http_->set_error_handler([&s](const httplib::Request&, httplib::Response& res) { fill_error(s.metrics, res); });
+  http_->set_error_handler([&s](const httplib::Request& req, httplib::Response& res) { fill_error(s, req, res); });
   add_video_routes(*http_, s);
   add_service_routes(*http_, s);
 

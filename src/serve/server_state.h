@@ -16,6 +16,7 @@
 #include "dattn/serve/metrics.h"
 #include "dattn/serve/request_fields.h"
 #include "dattn/serve/server.h"
+#include "serve/route_table.h"
 
 namespace dattn::serve {
 
@@ -30,6 +31,7 @@ struct ServerState {
   std::string images_unavailable;  // why .png cannot be written in this build ("" when it can)
   std::mutex shutdown_mutex;
   int lock_fd = -1;  // flock on OUTPUT_DIR/lock: one server per job store
+  RouteTable routes;  // every route goes through it (405 for a known path asked with another method)
 };
 
 // A route body: reads the request, may throw ApiError; answer() turns it into the response.

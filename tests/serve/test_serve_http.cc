@@ -208,5 +208,25 @@ TEST(ServeHttp, UnknownIdsAndPathsAre404) {
   expect_error(c.Get("/v1/videos/../../jobs.sqlite"), 404, "");
 }
 
+// A known path asked with another method was 404 "no such route"; it is 405 with the methods it takes.
+TEST(ServeHttp, AKnownPathWithAnotherMethodIs405WithAllow) {
+  RunningServer s(tiny_options(fresh_dir("methods")));
+  auto c = s.client();
+  auto r = c.Put("/v1/videos", "{}", "application/json");
+  expect_error(r, 405, "method PUT is not allowed on /v1/videos; it takes POST, GET, HEAD");
+  EXPECT_EQ(r->get_header_value("Allow"), "POST, GET, HEAD");
+  r = c.Get("/v1/images/generations");
+  expect_error(r, 405, "it takes POST");
+  EXPECT_EQ(r->get_header_value("Allow"), "POST");
+  r = c.Post("/health", "", "text/plain");
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD");
+  expect_error(r, 405, "method POST is not allowed on /health");
+  r = c.Patch("/v1/videos/video_0123456789abcdef0123456789abcdef", "{}", "application/json");
+  EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD, DELETE");
+  expect_error(c.Put("/v1/nothing", "{}", "application/json"), 404, "no such route");
+  // Counted under their status.
+  EXPECT_NE(c.Get("/metrics")->body.find("dattn_http_responses_total{code=\"405\"} 4"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dattn::testing
