@@ -266,6 +266,25 @@ TEST_F(CliFrontDoor, UnknownCommandListsTheCommands) {
   EXPECT_EQ(run_dattn("--version").status, 0);
 }
 
+// CLI11's own texts were "Could not convert: --fps = abc", "--height: At Most 1 required but received 2"
+// and stray arguments listed backwards ("0 --max-sequence-length").
+TEST_F(CliFrontDoor, ParseErrorsSayWhatWasWrongInTheUsersOrder) {
+  const std::string model = golden("wan_tiny/pipeline"), out = path("v.safetensors");
+  expect_user_error(run_dattn(generate_args(model, out, "--fps abc")), "dattn: error: --fps 'abc': expected a whole number");
+  expect_user_error(run_dattn(generate_args(model, out, "--steps-typo 1")),
+                    "unexpected arguments: --steps-typo 1 (`dattn generate --help` lists the options)");
+  expect_user_error(run_dattn(generate_args(model, out, "stray")), "unexpected argument: stray (");
+  expect_user_error(run_dattn(generate_args(model, out, "--guidance-scale high")),
+                    "--guidance-scale 'high': expected a number");
+  expect_user_error(run_dattn(generate_args(model, out, "--fps 100000000000")),
+                    "--fps '100000000000': expected a whole number of fewer digits");
+  expect_user_error(run_dattn(generate_args(model, out, "--fps 241")), "--fps 241 must be from 1 to 240");
+  expect_user_error(run_dattn(generate_args(model, out, "--model " + shell_quote(model))),
+                    "--model is given 2 times; give it once");
+  expect_user_error(run_dattn(generate_args(model, out, "--height=32")), "--height is given 2 times; give it once");
+  EXPECT_FALSE(fs::exists(out));
+}
+
 // The two commands `dattn --help` ends with, run as printed from a folder laid out as a clone.
 TEST_F(CliFrontDoor, HelpEndsWithTwoCommandsThatRun) {
   DATTN_SKIP_WITHOUT_FFMPEG();  // the example writes an mp4

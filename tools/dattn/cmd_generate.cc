@@ -174,7 +174,8 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   pipeline->check(request);
   VideoWriteOptions video;
   video.fps = o.fps;
-  if (o.fps < 1) throw UserError("--fps " + std::to_string(o.fps) + " must be at least 1");
+  // 240 as serve's 'fps' (and its --default-fps): mp4 players balk at frame rates far above it.
+  if (o.fps < 1 || o.fps > 240) throw UserError("--fps " + std::to_string(o.fps) + " must be from 1 to 240");
   video_format_for(o.output);  // a bad extension is refused before any folder is made
   check_frame_size(o.output, o.height, o.width);
   if (o.validate_min_psnr && o.validate_against.empty())

@@ -12,6 +12,7 @@
 #include "dattn/version.h"
 #include "dattn/command.h"
 #include "dattn/command_word.h"
+#include "dattn/parse_error_text.h"
 #include "dattn/help_footer.h"
 #include "dattn/rank_output.h"
 
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
       // --help and --version end here with status 0; CLI11 prints the chosen subcommand's help.
       if (e.get_exit_code() == 0) return app.exit(e);
-      std::fprintf(stderr, "dattn: error: %s\n", e.what());
+      std::fprintf(stderr, "dattn: error: %s\n", parse_error_text(e, app, args).c_str());
       return 2;
     }
     for (auto& c : commands) {
