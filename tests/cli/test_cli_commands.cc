@@ -138,6 +138,8 @@ TEST(CliAttention, BadInputIsAOneLineErrorWithStatusTwo) {
   expect_user_error(run_dattn("attention --shape 1,8,8"), "expected 5 integers");
   expect_user_error(run_dattn("attention --shape 1,8,x,2,64"), "'x' is not an integer");
   expect_user_error(run_dattn("attention --shape 1,8,8,3,64 --kv-heads 2"), "heads_q = 3");
+  // 0 ran as "same as H" instead of being refused.
+  expect_user_error(run_dattn("attention --shape 1,8,8,2,64 --kv-heads 0"), "--kv-heads 0: expected a positive number");
   expect_user_error(run_dattn("attention --shape 1,8,8,2,64 --dtype fp99"), "--dtype 'fp99'");
   expect_user_error(run_dattn("attention --shape 1,8,8,2,64 --backend SAGE_ATTN --dtype fp32"),
                     "dtype fp32 not in {bf16, fp16}");

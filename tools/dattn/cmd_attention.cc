@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -32,7 +33,7 @@ namespace {
 struct AttentionOptions {
   std::string backends;  // NAME, NAME,NAME or all; empty: resolve --role through the configuration
   std::string shape;     // B,Sq,Sk,H,D
-  std::int64_t kv_heads = 0;
+  std::optional<std::int64_t> kv_heads;  // unset: H
   std::string dtype = "auto";
   std::int64_t key_padding = -1;
   bool causal = false;
@@ -47,8 +48,9 @@ struct AttentionOptions {
 
 AttentionShape parse_shape(const AttentionOptions& o) {
   AttentionShape s = shape_from_option(o.shape);
-  s.heads_kv = o.kv_heads > 0 ? o.kv_heads : s.heads_q;
-  if (o.kv_heads < 0) throw UserError("--kv-heads " + std::to_string(o.kv_heads) + ": expected a positive number");
+  if (o.kv_heads && *o.kv_heads < 1)
+    throw UserError("--kv-heads " + std::to_string(*o.kv_heads) + ": expected a positive number");
+  s.heads_kv = o.kv_heads.value_or(s.heads_q);
   s.validate();
   if (o.key_padding > s.seq_k)
     throw UserError("--key-padding " + std::to_string(o.key_padding) + ": more than Sk = " + std::to_string(s.seq_k));
