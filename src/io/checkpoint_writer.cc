@@ -22,7 +22,7 @@ namespace dattn {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::uint64_t parse_byte_size(const std::string& text) {
+std::uint64_t parse_byte_size(const std::string& text, const std::string& what) {
   std::size_t i = 0;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
   std::string unit = text.substr(i);
@@ -35,8 +35,8 @@ std::uint64_t parse_byte_size(const std::string& text) {
       const std::uint64_t value = std::stoull(text.substr(0, i));
       if (value <= UINT64_MAX / scale) return value * scale;
     }
-  throw UserError("size '" + text + "': expected a whole number with an optional unit (B, KB, MB, GB, KiB, MiB, GiB), "
-                  "e.g. 5GB");
+  throw UserError(what + " '" + text +
+                  "': expected a whole number with an optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB), e.g. 5GB");
 }
 
 namespace {

@@ -182,7 +182,7 @@ TEST(CliMakeCheckpoint, BadArgumentsAreOneLineErrors) {
                     "dattn: error: --dtype 'int8': expected fp32, bf16 or fp16");
   expect_user_error(run_dattn("make-checkpoint --config " + shell_quote(config) + " --out " + shell_quote(out) +
                               " --max-shard-size 5XB"),
-                    "size '5XB': expected a whole number with an optional unit");
+                    "--max-shard-size '5XB': expected a whole number with an optional unit");
   fs::create_directories(out);
   std::ofstream(out + "/something") << "x";
   expect_user_error(run_dattn("make-checkpoint --config " + shell_quote(config) + " --out " + shell_quote(out)),

@@ -25,7 +25,7 @@ int run_make_checkpoint(const MakeCheckpointOptions& o) {
     throw UserError("--dtype '" + o.dtype + "': expected fp32, bf16 or fp16");
   opt.dtype = *dtype;
   opt.seed = o.seed;
-  opt.max_shard_bytes = parse_byte_size(o.max_shard_size);
+  opt.max_shard_bytes = parse_byte_size(o.max_shard_size, "--max-shard-size");
   if (opt.max_shard_bytes == 0) throw UserError("--max-shard-size '" + o.max_shard_size + "': expected more than 0");
   const auto t0 = std::chrono::steady_clock::now();
   const RandomCheckpointSummary s = write_random_checkpoint(o.config, o.out, opt);

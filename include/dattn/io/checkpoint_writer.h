@@ -29,8 +29,8 @@ struct CheckpointWriteResult {
 };
 
 // Parses "5GB", "200KB", "10MB", "123" (bytes); units are powers of 1000 as in huggingface_hub
-// ("GiB"/"MiB"/"KiB" are powers of 1024). Throws UserError naming the text.
-std::uint64_t parse_byte_size(const std::string& text);
+// ("GiB"/"MiB"/"KiB" are powers of 1024). Throws UserError naming `what` (the flag) and the text.
+std::uint64_t parse_byte_size(const std::string& text, const std::string& what = "size");
 
 // Shards are filled in order: a tensor that would push a shard past `max_shard_bytes` starts a new one
 // (a tensor larger than the limit gets a shard of its own). `fill(i, dst)` writes tensor i's bytes
