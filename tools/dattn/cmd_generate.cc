@@ -316,10 +316,10 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--num-inference-steps", o->steps, "Denoising steps")->required();
   add_seed_option(*app, o->seed, "Seed of dattn's initial noise (not torch's generator), 0 to 2^64-1");
   app->add_option("--guidance-scale", o->guidance_scale,
-                  "Classifier-free guidance scale (off at <= 1; default: the model's, 5 for Wan2.2, the guider "
-                  "config's for HunyuanVideo-1.5)");
-  app->add_option("--flow-shift", o->flow_shift, "Overrides the scheduler config's flow_shift");
-  app->add_option("--fps", o->fps, "Frame rate of the .mp4")->capture_default_str();
+                  "Classifier-free guidance scale, 0 to 100 (off at <= 1; default: the model's, 5 for Wan2.2, the "
+                  "guider config's for HunyuanVideo-1.5)");
+  app->add_option("--flow-shift", o->flow_shift, "Overrides the scheduler config's flow_shift (0.01 to 100)");
+  app->add_option("--fps", o->fps, "Frame rate of the .mp4, 1 to 240")->capture_default_str();
   app->add_option("--output", o->output, "PATH.mp4, PATH.png or PATH.safetensors")->required()->type_name("PATH");
   app->add_option("--initial-latents", o->initial_latents,
                   "Safetensors file with the initial noise (tensor input.latents or latents) instead of --seed")
