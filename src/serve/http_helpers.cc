@@ -27,6 +27,7 @@ httplib::Server::Handler guarded(ServerState& state, bool needs_pipeline, Route 
       send_json(res, 500, error_body(500, std::string("internal error: ") + e.what()));
     }
     if (res.status == -1) res.status = 200;  // what httplib would set after the handler
+    res.set_header("Accept-Ranges", "none");  // see the pre-routing handler in server.cc
     // Counted before the answer leaves, so a client that reads /metrics next sees it.
     state.metrics.count_response(res.status);
   };

@@ -110,9 +110,11 @@ void JobRunner::operator()(Job& job) {
   } catch (const std::exception& e) {
     error = std::string("internal error: ") + e.what();
   }
+  if (end == JobState::Cancelled && error.empty())  // DELETE before it started, or while it was decoded or written
+    error = "cancelled by DELETE";
   if (end != JobState::Completed) {
     if (job.persisted) {
-      store_.finish(job.id, end, error);  // a no-op when DELETE already marked it cancelled
+      store_.finish_or_log(job.id, end, error);  // a no-op when DELETE already marked it cancelled
       remove_videos(output_dir_, job.id);
     }
     if (!error.empty()) std::fprintf(stderr, "[dattn serve] job %s %s: %s\n", job.id.c_str(), state_name(end), error.c_str());

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -156,6 +157,15 @@ bool JobStore::start(const std::string& id, int total_steps) {
 void JobStore::set_progress(const std::string& id, int step) {
   std::lock_guard lock(mutex_);
   Statement(db_, "UPDATE jobs SET step = ? WHERE id = ? AND state = 'in_progress'").bind(1, std::int64_t{step}).bind(2, id).run();
+}
+
+void JobStore::finish_or_log(const std::string& id, JobState to, const std::string& error) noexcept {
+  try {
+    finish(id, to, error);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "[dattn serve] job %s: could not record it as %s in the job store: %s\n", id.c_str(),
+                 state_name(to), e.what());
+  }
 }
 
 bool JobStore::finish(const std::string& id, JobState to, const std::string& error, const nlohmann::json& report) {

@@ -87,7 +87,8 @@ std::optional<std::int64_t> RequestFields::integer(const std::string& name, std:
   }
   if (v->is_number_unsigned()) {
     const auto u = v->get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(max)) throw refuse();
+    // min too: nlohmann reads every non-negative integer as unsigned, so 0 lands here ("fps": 0).
+    if (u > static_cast<std::uint64_t>(max) || (min > 0 && u < static_cast<std::uint64_t>(min))) throw refuse();
     return static_cast<std::int64_t>(u);
   }
   if (!v->is_number_integer()) throw refuse();

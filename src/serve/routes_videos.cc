@@ -59,7 +59,10 @@ std::pair<std::shared_ptr<Job>, JobRecord> submit(ServerState& s, const httplib:
   try {
     enqueue(s, job);
   } catch (const ApiError&) {
-    s.store->remove(job->id);  // refused: it never existed
+    try {
+      s.store->remove(job->id);  // refused: it never existed
+    } catch (const std::exception&) {  // the refusal stands; a left record is failed at the next start
+    }
     throw;
   }
   return {job, record};

@@ -60,7 +60,11 @@ void fill_error(ServerState& s, const httplib::Request& req, httplib::Response& 
     }
   }
   s.metrics.count_response(res.status);
-  if (res.status == 413) message = "the body is larger than this server's limit (--max-body-bytes)";
+  if (res.status == 413)
+    message = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0
+                  ? "a url-encoded form body is limited to 8192 bytes (the HTTP library's cap); send JSON or "
+                    "multipart/form-data, which --max-body-bytes bounds"
+                  : "the body is larger than this server's limit (--max-body-bytes)";
   if (res.status == 400) message = "malformed request (headers or multipart body)";
   send_json(res, res.status, error_body(res.status, message));
 }
@@ -147,6 +151,20 @@ int Server::start() {
     listen_sock = sock;
   });
   http_->set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    // httplib checks --max-body-bytes against Content-Length only and would read a chunked body whole: it
+    // is refused before a byte of it is read.
+    if (req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos) {
+      s.metrics.count_response(411);
+      // The connection stays open: closing it with the body unread resets it, and the client may lose this
+      // answer; httplib then refuses the body's first line as a malformed request and closes.
+      send_json(res, 411, error_body(411, "send the body with a Content-Length header: chunked request bodies are "
+                                          "not accepted (the body limit, --max-body-bytes, is checked against it)"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // Range requests are not served: httplib 0.11 cut the body of a 200 answer to the range (a client would keep
+    // the fragment as the whole video) and wrapped the length of an unsatisfiable one. The whole body goes out
+    // with 200, which HTTP allows; httplib owns req as a non-const object, so clearing its ranges is sound.
+    const_cast<httplib::Request&>(req).ranges.clear();
     if (s.options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + s.options.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
@@ -198,13 +216,19 @@ void Server::shutdown() {
   }
   if (s.queue)
     for (const auto& job : s.queue->stop()) {
-      if (job->persisted) s.store->finish(job->id, JobState::Failed, kShutdownReason);
+      if (job->persisted) s.store->finish_or_log(job->id, JobState::Failed, kShutdownReason);
       job->state = JobState::Failed;
       job->error = kShutdownReason;
       job->done();
     }
   // A job stored but not yet queued when the queue stopped.
-  if (s.store) s.store->fail_unfinished(kShutdownReason);
+  if (s.store) {
+    try {
+      s.store->fail_unfinished(kShutdownReason);
+    } catch (const std::exception& e) {  // shutdown goes on; the next start fails them instead
+      std::fprintf(stderr, "[dattn serve] could not mark unfinished jobs failed: %s\n", e.what());
+    }
+  }
   if (http_) {
     http_->stop();
     if (listener_.joinable()) listener_.join();

@@ -40,6 +40,7 @@ TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
       {R"({"prompt": "x", "size": "64x32", "height": 64})", 400, "'height' 64 disagrees", "height"},
       {R"({"prompt": "x", "colour": "red"})", 400, "unknown field 'colour'", "colour"},
       {R"({"prompt": "x", "num_frames": 5, "seconds": "1"})", 400, "not both", "seconds"},
+      {R"({"prompt": "x", "fps": 0})", 400, "'fps' must be an integer from 1 to 240", "fps"},
       {R"({"prompt": "x", "model": "sora-2"})", 404, "not served here", "model"},
       // The server's limits, before the model is asked.
       {R"({"prompt": "x", "width": 4096})", 400, "above this server's limit of 128 (--max-width)", "width"},

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "dattn/serve/api_error.h"
 #include "dattn/serve/base64.h"
@@ -73,6 +74,25 @@ TEST(ServeUnits, JobStoreTransitionsAndReopen) {
   EXPECT_FALSE(store.list(3, "video_ffffffffffffffffffffffffffffffff", true));
   store.remove(ids[0]);
   EXPECT_FALSE(store.get(ids[0]));
+}
+
+// The worker's failure path and shutdown record a job's end with finish_or_log: a store locked past its busy
+// timeout (5 s) threw out of the worker thread and aborted the server with every queued job.
+TEST(ServeUnits, FinishOrLogSurvivesALockedStore) {
+  const std::string dir = fresh_dir("store_locked");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/jobs.sqlite";
+  JobStore store(path);
+  const std::string id = serve::new_job_id();
+  store.insert(record(id));
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);  // holds the write lock
+  EXPECT_NO_THROW(store.finish_or_log(id, JobState::Failed, "x"));  // finish() itself throws here
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  store.finish_or_log(id, JobState::Failed, "recorded");  // the store works again once the lock goes
+  EXPECT_EQ(store.get(id)->error, "recorded");
 }
 
 TEST(ServeUnits, QueueRunsInArrivalOrderOneAtATimeAndIsBounded) {
@@ -158,6 +178,10 @@ TEST(ServeUnits, FieldsReadFormsAndJsonAlike) {
   EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"s", "18446744073709551616"}}).whole("s"); }));
   EXPECT_TRUE(refused([] { serve::RequestFields::from_form({{"a", "1"}, {"a", "2"}}); }));
   EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"w": true})").integer("w", 1, 100); }));
+  // A JSON 0 is read as unsigned; it was checked against the maximum only ("fps": 0 ran, then failed).
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"w": 0})").integer("w", 1, 100); }));
+  EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"w": 4})").integer("w", 5, 100); }));
+  EXPECT_EQ(serve::RequestFields::from_json(R"({"w": 0})").integer("w", 0, 100), 0);
   EXPECT_TRUE(refused([] { serve::RequestFields::from_json(R"({"x": 1})").allow_only({"prompt"}); }));
 }
 

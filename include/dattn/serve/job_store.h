@@ -40,6 +40,9 @@ class JobStore {
   bool finish(const std::string& id, JobState to, const std::string& error,
               const nlohmann::json& report = nullptr);  // queued | in_progress -> to
   void remove(const std::string& id);
+  // finish() where the caller must go on whatever the store says (the worker's failure path, shutdown):
+  // a store error (locked past its busy timeout, disk full) is logged on stderr, not thrown.
+  void finish_or_log(const std::string& id, JobState to, const std::string& error) noexcept;
 
   // After a restart: every job still queued or in progress becomes failed with `reason`; their ids.
   std::vector<std::string> fail_unfinished(const std::string& reason);
