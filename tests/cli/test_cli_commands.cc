@@ -130,6 +130,10 @@ TEST(CliAttention, TextTableHasOneRowPerBackend) {
   EXPECT_NE(r.out.find("FLASH_ATTN"), std::string::npos);
   EXPECT_NE(r.out.find("TORCH_SDPA"), std::string::npos);
   EXPECT_EQ(r.out.find("SAGE_ATTN"), std::string::npos);
+  // Seed 0 is a seed, not "a fresh one" (it was replaced by a random seed).
+  r = run_dattn("attention --backend FLASH_ATTN --shape 1,16,16,1,32 --repeat 1 --seed 0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("seed 0,"), std::string::npos) << r.out;
 }
 
 TEST(CliAttention, BadInputIsAOneLineErrorWithStatusTwo) {

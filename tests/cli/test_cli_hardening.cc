@@ -148,6 +148,41 @@ TEST(CliHardening, GenerateRefusesAGuidanceScaleOutOfRange) {
   fs::remove_all(out);
 }
 
+// Each was accepted: --report naming the --output file (the video was replaced by the JSON), an empty
+// --report (no report), --validate-warmup-steps alone (ignored), --validate-min-psnr nan (ran, then exit 3).
+TEST(CliHardening, GenerateRefusesOptionsThatCannotMeanWhatTheySay) {
+  const std::string out = temp_path("opts.safetensors");
+  const auto refused = [&](const std::string& extra, const std::string& message) {
+    expect_error(run_dattn(generate_args(golden(kPipeline), out, kSmall, extra)), 2, {message});
+  };
+  refused("--report " + shell_quote(out), "is the --output file; give the report a path of its own");
+  refused("--report ''", "--report: expected a non-empty value");
+  refused("--validate-against ''", "--validate-against: expected a non-empty value");
+  refused("--validate-warmup-steps 2", "--validate-warmup-steps needs --validate-against");
+  refused("--validate-against FLASH_ATTN --validate-min-psnr nan", "--validate-min-psnr nan: expected a number");
+  refused("--validate-against FLASH_ATTN --validate-quantization int4", "--validate-quantization 'int4': expected");
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(out);
+}
+
+// The hints were "try 0" for a negative size and wrapped to a negative number past INT64_MAX.
+TEST(CliHardening, SizeAndFrameHintsArePositiveAndDoNotOverflow) {
+  const std::string out = temp_path("hints.safetensors");
+  const auto message = [&](const std::string& size) {
+    return run_dattn(generate_args(golden(kPipeline), out, size + " --num-inference-steps 1")).err;
+  };
+  std::string err = message("--height -32 --width 96 --num-frames 9");
+  EXPECT_NE(err.find("--height -32 must be a positive multiple of 32"), std::string::npos) << err;
+  EXPECT_NE(err.find("; try 32\n"), std::string::npos) << err;
+  err = message("--height 9223372036854775807 --width 96 --num-frames 9");
+  EXPECT_NE(err.find("try 9223372036854775776\n"), std::string::npos) << err;
+  err = message("--height 64 --width 96 --num-frames 9223372036854775807");
+  EXPECT_NE(err.find("try 9223372036854775805\n"), std::string::npos) << err;
+  EXPECT_EQ(err.find("-9"), std::string::npos) << err;
+  err = message("--height 40 --width 96 --num-frames 9");
+  EXPECT_NE(err.find("try 32 or 64\n"), std::string::npos) << err;
+}
+
 std::string tiny_transformer_config_with(const std::string& dir, const nlohmann::json& changes) {
   std::ifstream in(golden(kPipeline + "/transformer/config.json"));
   nlohmann::json config = nlohmann::json::parse(in);

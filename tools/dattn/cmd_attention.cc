@@ -40,7 +40,7 @@ struct AttentionOptions {
   int repeat = 3;
   std::string role = "self";
   std::string device = "cpu";
-  unsigned seed = 0;
+  std::optional<unsigned> seed;  // unset: a fresh one
   bool json = false;
   bool no_check = false;
   std::string inputs = "gaussian";
@@ -275,7 +275,7 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
     throw UserError("no backend can run " + shape.describe() + " on " + std::string(device_name(device)) + ": " + why);
   }
   check_memory(shape, !o.no_check, device);
-  const unsigned seed = o.seed ? o.seed : std::random_device{}();
+  const unsigned seed = o.seed ? *o.seed : std::random_device{}();  // 0 is a seed like any other
   const Inputs in = make_inputs(shape, o.inputs, seed);
   // The reference sees the same numbers every backend sees (bf16-exact values stored as fp32).
   AttentionProblem ref_problem;

@@ -2,7 +2,9 @@
 // the family), written as .mp4, .png or .safetensors. Every argument is checked before any weight is read.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
@@ -33,6 +35,8 @@
 namespace dattn::tool {
 namespace {
 
+namespace fs = std::filesystem;
+
 struct GenerateOptions {
   std::string model, revision, prompt, negative_prompt, output, initial_latents, report;
   std::string device = "auto", dtype = "auto", vae_dtype = "auto", quantization = "none", guidance;
@@ -45,7 +49,7 @@ struct GenerateOptions {
   std::string validate_against;            // a baseline backend: run the request again on it and compare
   std::string validate_quantization;       // the baseline's --quantization; empty: the run's own
   std::optional<double> validate_min_psnr;  // dB; below it the command exits with kValidationFailed
-  int validate_warmup_steps = 1;            // untimed steps per configuration before the timed pair
+  std::optional<int> validate_warmup_steps;  // untimed steps per configuration before the timed pair (1)
   bool op_times = false;                    // the ops' time inside each stage group (StageTimer)
   ParallelFlags parallel;
 };
@@ -182,8 +186,16 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     throw UserError("--validate-min-psnr needs --validate-against BACKEND (the run to compare with)");
   if (!o.validate_quantization.empty() && o.validate_against.empty())
     throw UserError("--validate-quantization needs --validate-against BACKEND (the run to compare with)");
+  if (o.validate_warmup_steps && o.validate_against.empty())
+    throw UserError("--validate-warmup-steps needs --validate-against BACKEND (the run to compare with)");
+  if (o.validate_min_psnr && std::isnan(*o.validate_min_psnr))
+    throw UserError("--validate-min-psnr nan: expected a number of dB");
+  if (!o.report.empty() && fs::weakly_canonical(o.report) == fs::weakly_canonical(o.output))
+    throw UserError("--report '" + o.report + "' is the --output file; give the report a path of its own");
+  const int warmup_steps = o.validate_warmup_steps.value_or(1);
   const Quantization baseline_quantization =
-      o.validate_quantization.empty() ? options.quantization : quantization_from_option(o.validate_quantization);
+      o.validate_quantization.empty() ? options.quantization
+                                      : quantization_from_option(o.validate_quantization, "--validate-quantization");
   // The folders are made as `mkdir -p` would once the request is known to be good, then checked: the
   // report is written last, and a run must not end in "cannot write".
   if (root) {
@@ -203,8 +215,8 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     base_options.quantization = baseline_quantization;
     baseline = load_pipeline(model_dir, base_options);
   }
-  if (validate && o.validate_warmup_steps > 0) {
-    warm_up(request, o.validate_warmup_steps, {pipeline.get(), baseline.get()});
+  if (validate && warmup_steps > 0) {
+    warm_up(request, warmup_steps, {pipeline.get(), baseline.get()});
     start = std::chrono::steady_clock::now();  // the report's total is the timed run's
   }
 
@@ -263,7 +275,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     RunRecord base = run_recorded(*baseline, request, "dattn baseline", true);
     validation = compare_runs(baseline->options().attention.config.default_spec->backend, std::move(record),
                               std::move(base));
-    validation->warmup_steps = std::min(o.validate_warmup_steps, o.steps);
+    validation->warmup_steps = std::min(warmup_steps, o.steps);
     std::fputs(validation_text(*validation).c_str(), stdout);
   }
   if (!o.report.empty()) {
@@ -350,11 +362,13 @@ Command add_generate_command(CLI::App& root) {
                 "Also report the time of the ops (gemm, attention, conv, norms...) inside each stage, timed with "
                 "CUDA events on the run's stream; the stage's wall time less their sum is host work and waiting. "
                 "Adds a little overhead per op");
-  app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json");
+  const auto not_empty = [](const std::string& s) { return s.empty() ? std::string("expected a non-empty value") : ""; };
+  app->add_option("--report", o->report, "Also write the summary as JSON")->type_name("FILE.json")->check(not_empty);
   app->add_option("--validate-against", o->validate_against,
                   "Run the same request again with every attention role on this backend (e.g. FLASH_ATTN) and "
                   "compare: end-to-end, DiT-stage and median step time, video PSNR, latents rel L2")
-      ->type_name("BACKEND");
+      ->type_name("BACKEND")
+      ->check(not_empty);
   app->add_option("--validate-min-psnr", o->validate_min_psnr,
                   "With --validate-against: exit with status 3 when the video PSNR is below this (dB); the "
                   "output and report are still written")
@@ -365,8 +379,7 @@ Command add_generate_command(CLI::App& root) {
       ->type_name("Q");
   app->add_option("--validate-warmup-steps", o->validate_warmup_steps,
                   "With --validate-against: first run each configuration untimed with this many steps, so that "
-                  "neither timed run pays one-time set-up (0: no warm-up)")
-      ->capture_default_str()
+                  "neither timed run pays one-time set-up (default 1; 0: no warm-up)")
       ->check(CLI::Range(0, 1000));
   document_attention_flags(*app);
   return {app, true, [o](const CommandContext& ctx) { return run_generate(*o, ctx); }};

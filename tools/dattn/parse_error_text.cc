@@ -21,7 +21,8 @@ std::string command_name(const CLI::App& app) {
 std::string expected_value(const CLI::App& app, const std::string& name) {
   const CLI::Option* option = chosen(app).get_option_no_throw(name);
   const std::string type = option ? option->get_type_name() : "";
-  if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) return "a whole number";
+  if (type.rfind("UINT", 0) == 0) return "a whole number from 0";
+  if (type.rfind("INT", 0) == 0) return "a whole number";
   if (type.rfind("FLOAT", 0) == 0) return "a number";
   return type.empty() ? "another value" : type;
 }
@@ -43,7 +44,7 @@ std::string parse_error_text(const CLI::ParseError& e, const CLI::App& app, cons
     const std::size_t eq = what.find(" = ");
     if (what.rfind(prefix, 0) == 0 && eq != std::string::npos) {
       const std::string name = what.substr(prefix.size(), eq - prefix.size()), value = what.substr(eq + 3);
-      const bool digits = !value.empty() && value.find_first_not_of("+-0123456789") == std::string::npos;
+      const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
       return name + " '" + value + "': expected " + expected_value(app, name) + (digits ? " of fewer digits" : "");
     }
   }

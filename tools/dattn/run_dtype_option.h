@@ -31,9 +31,9 @@ inline std::optional<DType> vae_dtype_from_option(const std::string& text) {
 
 // --quantization (generate, serve), vLLM-Omni's spelling: fp8 (the transformer's block linears in FP8
 // e4m3; on the CPU an exact emulation of the CUDA arithmetic, slower than the plain run) or none.
-inline Quantization quantization_from_option(const std::string& text) {
+inline Quantization quantization_from_option(const std::string& text, const std::string& flag = "--quantization") {
   const auto q = parse_quantization(text);
-  if (!q) throw UserError("--quantization '" + text + "': expected fp8 or none");
+  if (!q) throw UserError(flag + " '" + text + "': expected fp8 or none");
   return *q;
 }
 

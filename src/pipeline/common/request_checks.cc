@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "dattn/core/error.h"
 #include "dattn/ops/finite.h"
@@ -22,9 +23,13 @@ std::string number(double v) {
 
 void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple, const std::string& why) {
   if (value < 1 || value % multiple != 0) {
-    const std::int64_t below = value / multiple * multiple, above = below + multiple;
-    std::string hint = below >= multiple ? "; try " + std::to_string(below) + " or " + std::to_string(above)
-                                         : "; try " + std::to_string(above);
+    // The nearest values that work, positive and without overflow (a hint of "try 0" or of a negative
+    // number for a huge one helped no one).
+    const std::int64_t below = value < multiple ? 0 : value / multiple * multiple;
+    const bool above_fits = below <= std::numeric_limits<std::int64_t>::max() - multiple;
+    std::string hint;
+    if (below >= multiple) hint = "; try " + std::to_string(below);
+    if (above_fits) hint += (hint.empty() ? "; try " : " or ") + std::to_string(below + multiple);
     throw UserError(std::string(flag) + " " + std::to_string(value) + " must be a positive multiple of " +
                     std::to_string(multiple) + " (" + why + ")" + hint);
   }
@@ -36,9 +41,10 @@ void check_common_fields(const GenerationRequest& r, std::int64_t ft, int max_st
   text_detail::decode_utf8(r.negative_prompt, "--negative-prompt");
   if (r.num_frames < 1 || (r.num_frames - 1) % ft != 0) {
     const std::int64_t k = r.num_frames < 1 ? 0 : (r.num_frames - 1) / ft;
+    std::string hint = "; try " + std::to_string(k * ft + 1);
+    if (k * ft + 1 <= std::numeric_limits<std::int64_t>::max() - ft) hint += " or " + std::to_string((k + 1) * ft + 1);
     throw UserError("--num-frames " + std::to_string(r.num_frames) + " must be " + std::to_string(ft) +
-                    "k+1 (the VAE's temporal factor is " + std::to_string(ft) + "); try " + std::to_string(k * ft + 1) +
-                    " or " + std::to_string((k + 1) * ft + 1));
+                    "k+1 (the VAE's temporal factor is " + std::to_string(ft) + ")" + hint);
   }
   if (r.num_inference_steps < 1 || r.num_inference_steps > max_steps)
     throw UserError("--num-inference-steps " + std::to_string(r.num_inference_steps) + " must be between 1 and " +
