@@ -164,6 +164,40 @@ TEST(Hv15Pipeline, TheDefaultGuidanceScaleIsTheGuiderConfigs) {
   EXPECT_EQ(pipeline->run(r).report.guidance_scale, 1.0);
 }
 
+// A disabled guider ran no guidance while the report gave its scale (and an explicit --guidance-scale was
+// ignored in silence); a guider field of the wrong type was ignored or crashed the command.
+TEST(Hv15Pipeline, ADisabledGuiderRunsNoGuidanceUnlessTheRequestAsks) {
+  TempFolder dir;
+  std::filesystem::copy(golden_dir() + kPipeline, dir.path(), std::filesystem::copy_options::recursive);
+  const std::string guider = dir.path() + "/guider/guider_config.json";
+  const nlohmann::json original = nlohmann::json::parse(std::ifstream(guider));
+  nlohmann::json j = original;
+  j["enabled"] = false;
+  std::ofstream(guider) << j.dump();
+  const auto pipeline = load_pipeline(dir.path(), {});
+  EXPECT_EQ(pipeline->default_guidance_scale(), 1.0);
+  GenerationRequest r = small_request(1);
+  const GenerationResult plain = pipeline->run(r);
+  EXPECT_EQ(plain.report.guidance_scale, 1.0);
+  r.guidance_scale = 4.0;  // asked for: it guides
+  const GenerationResult guided = pipeline->run(r);
+  EXPECT_EQ(guided.report.guidance_scale, 4.0);
+  const std::vector<double> a = plain.frames.to_f64_vector(), b = guided.frames.to_f64_vector();
+  EXPECT_GT(compare(a.data(), b.data(), a.size()).max_abs, 0.0);
+  for (const auto& [key, value] : {std::pair<const char*, nlohmann::json>{"enabled", "false"},
+                                   {"guidance_scale", -1e9}, {"_class_name", 7}}) {
+    j = original;
+    j[key] = value;
+    std::ofstream(guider) << j.dump();
+    try {
+      (void)load_pipeline(dir.path(), {});
+      ADD_FAILURE() << key << " " << value.dump() << " was accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + key + "'"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Hv15Pipeline, BadRequestsAreRefusedBeforeAnyWork) {
   const auto pipeline = load_pipeline(golden_dir() + kPipeline, {});
   GenerationRequest r = small_request(4);

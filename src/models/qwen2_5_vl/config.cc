@@ -53,7 +53,8 @@ Qwen25VLTextConfig Qwen25VLTextConfig::from_json(const json& j_in, const std::st
   const json* jp = &j_in;
   std::string src = source;
   // A full Qwen2_5_VLConfig nests the language model's settings in text_config.
-  if (j_in.value("model_type", "") == "qwen2_5_vl" && j_in.contains("text_config")) {
+  // (== compares any JSON type; value() threw on a non-string model_type; Reader types it below.)
+  if (j_in.contains("model_type") && j_in.at("model_type") == "qwen2_5_vl" && j_in.contains("text_config")) {
     jp = &j_in.at("text_config");
     src = source + " text_config";
     if (!jp->is_object()) throw UserError(src + ": expected a JSON object");

@@ -33,6 +33,12 @@ std::string component_class(const json& index, const std::string& name, const st
   return c[1].get<std::string>();
 }
 
+std::string optional_string(const json& j, const std::string& key, const std::string& source) {
+  if (!j.contains(key) || j.at(key).is_null()) return "";
+  if (!j.at(key).is_string()) throw UserError(source + ": '" + key + "' must be a string, got " + j.at(key).dump());
+  return j.at(key).get<std::string>();
+}
+
 bool has_component(const json& index, const std::string& name) {
   return index.contains(name) && index.at(name).is_array() && !index.at(name).empty() && !index.at(name)[0].is_null();
 }

@@ -16,6 +16,9 @@ std::string component_class(const nlohmann::json& index, const std::string& name
 bool has_component(const nlohmann::json& index, const std::string& name);
 void require_class(const std::string& got, const std::vector<std::string>& accepted, const std::string& what,
                    const std::string& source);
+// The string j[key] of a config file (its class, ...): "" when absent or null, UserError naming `source` when
+// it is another type (j.value() threw a JSON type error, which surfaced as dattn's own failure).
+std::string optional_string(const nlohmann::json& j, const std::string& key, const std::string& source);
 // DIR/NAME as a directory path, or UserError.
 std::string require_dir(const std::string& dir, const std::string& name);
 void require_file(const std::string& path);

@@ -53,15 +53,17 @@ class Hv15Pipeline final : public Hv15Base {
                                          options_.device));
   }
 
-  // diffusers' pipeline has no guidance_scale argument: its guider's (guider_config.json) is the one used.
-  double default_guidance_scale() const override { return info_.guider_scale; }
+  // diffusers' pipeline has no guidance_scale argument: its guider's (guider_config.json) is the one used,
+  // and a guider with enabled false runs none (1). An explicit --guidance-scale wins over the guider config,
+  // as --flow-shift wins over the scheduler config: above 1 it guides even when the config says disabled.
+  double default_guidance_scale() const override { return info_.guider_enabled ? info_.guider_scale : 1.0; }
 
   void check(const GenerationRequest& request) const override {
     check_hv15_request(info_, request);
     const double scale = request.guidance_scale.value_or(default_guidance_scale());
     const Shape latents = latent_shape(request);
     const auto patch = info_.transformer.patch();
-    check_run(info_.guider_enabled && scale > 1.0, scale,
+    check_run(scale > 1.0, scale,
               latents[2] / patch[0] * (latents[3] / patch[1]) * (latents[4] / patch[2]),
               hv15_request_memory(info_, request, options_));
   }
@@ -72,7 +74,7 @@ class Hv15Pipeline final : public Hv15Base {
     const ContextScope bound(*context_);
     // diffusers: the guider runs two conditions when enabled and guidance_scale > 1.
     const double scale = request.guidance_scale.value_or(default_guidance_scale());
-    const bool guidance = info_.guider_enabled && scale > 1.0;
+    const bool guidance = scale > 1.0;
     const auto memory = hv15_request_memory(info_, request, options_);
     pipeline::FamilyStages stages;
     stages.encode = [&](bool g, Conditioning& prompt, std::optional<Conditioning>& negative, StageTimes& times) {

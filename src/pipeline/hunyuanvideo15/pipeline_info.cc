@@ -10,6 +10,7 @@
 #include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
 #include "dattn/pipeline/scheduler.h"
 #include "pipeline/common/model_index.h"
+#include "pipeline/common/request_checks.h"
 
 namespace dattn {
 namespace {
@@ -21,7 +22,7 @@ void read_guider(const std::string& dir, Hv15PipelineInfo& info) {
   const std::string path = (fs::path(pipeline::require_dir(dir, "guider")) / "guider_config.json").string();
   pipeline::require_file(path);
   const json j = pipeline::read_json_object_file(path);
-  const std::string cls = j.value("_class_name", std::string());
+  const std::string cls = pipeline::optional_string(j, "_class_name", path);
   if (cls != "ClassifierFreeGuidance")
     throw UserError(path + ": guider class is '" + cls + "'; dattn runs ClassifierFreeGuidance");
   const auto number = [&](const char* key, double fallback) {
@@ -37,7 +38,13 @@ void read_guider(const std::string& dir, Hv15PipelineInfo& info) {
   if (j.contains("use_original_formulation") && j.at("use_original_formulation") == true)
     throw UserError(path + ": 'use_original_formulation' true is not implemented");
   info.guider_scale = number("guidance_scale", 6.0);
-  if (j.contains("enabled") && j.at("enabled").is_boolean()) info.guider_enabled = j.at("enabled").get<bool>();
+  if (!(info.guider_scale >= 0 && info.guider_scale <= pipeline::kMaxGuidanceScale))
+    throw UserError(path + ": 'guidance_scale' " + j.at("guidance_scale").dump() + " must be between 0 and 100");
+  if (j.contains("enabled") && !j.at("enabled").is_null()) {
+    if (!j.at("enabled").is_boolean())
+      throw UserError(path + ": 'enabled' must be true or false, got " + j.at("enabled").dump());
+    info.guider_enabled = j.at("enabled").get<bool>();
+  }
 }
 
 }  // namespace
@@ -45,7 +52,7 @@ void read_guider(const std::string& dir, Hv15PipelineInfo& info) {
 Hv15PipelineInfo inspect_hv15_pipeline(const std::string& dir) {
   const json index = pipeline::read_model_index(dir);
   const std::string source = dir + "/model_index.json";
-  const std::string cls = index.value("_class_name", std::string());
+  const std::string cls = pipeline::optional_string(index, "_class_name", source);
   if (cls != "HunyuanVideo15Pipeline")
     throw UserError(source + ": pipeline class is '" + cls + "'; expected HunyuanVideo15Pipeline (text to video)");
   using pipeline::component_class, pipeline::require_class;

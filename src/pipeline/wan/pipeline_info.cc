@@ -26,7 +26,7 @@ using pipeline::require_file;
 WanPipelineInfo inspect_wan_pipeline(const std::string& dir) {
   const json index = read_model_index(dir);
   const std::string source = dir + "/model_index.json";
-  const std::string cls = index.value("_class_name", std::string());
+  const std::string cls = pipeline::optional_string(index, "_class_name", source);
   if (cls != "WanPipeline")
     throw UserError(source + ": pipeline class is '" + cls + "'; dattn generate runs WanPipeline (text to video)");
   // Wan2.2 A14B splits denoising between two experts at boundary_ratio; not implemented.

@@ -78,7 +78,7 @@ void write_random_wan_pipeline(const std::string& out_dir, const RandomWanPipeli
     pipeline::copy_into((fs::path(spec.tokenizer_dir) / name).string(), (out / "tokenizer" / name).string());
   pipeline::copy_into(spec.scheduler_config, (out / "scheduler" / "scheduler_config.json").string());
   pipeline::write_json_file((out / "model_index.json").string(),
-                  model_index(scheduler.value("_class_name", std::string()), spec.expand_timesteps));
+                  model_index(pipeline::optional_string(scheduler, "_class_name", spec.scheduler_config), spec.expand_timesteps));
   (void)inspect_wan_pipeline(out_dir);  // the components must fit together (channels, text width)
   output.commit();
 }
