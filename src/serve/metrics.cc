@@ -26,6 +26,7 @@ void Metrics::count_response(int status) {
 std::string Metrics::render(std::size_t queue_depth, bool running, const std::map<JobState, std::int64_t>& jobs) const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
+  out.precision(17);  // sums grow for the server's lifetime: the default 6 digits made rate() coarse
   out << "# HELP dattn_queue_depth Jobs waiting to run (the running one not counted).\n"
       << "# TYPE dattn_queue_depth gauge\ndattn_queue_depth " << queue_depth << "\n"
       << "# HELP dattn_job_running 1 while a generation runs.\n"

@@ -24,6 +24,7 @@ void images(ServerState& s, const httplib::Request& req, httplib::Response& res)
   job->count = image.n;
   enqueue(s, job);
   job->wait();
+  if (job->state != JobState::Completed && s.stopping) throw not_ready(job->error);  // 503: shut down, retry
   if (job->state != JobState::Completed)
     throw ApiError(500, std::string("image generation ") + state_name(job->state) + ": " + job->error, "server_error",
                    std::nullopt, state_name(job->state));

@@ -137,13 +137,15 @@ void add_video_routes(httplib::Server& http, ServerState& s) {
     const std::shared_ptr<Job> job = submit(s, req).first;
     job->wait();  // a client that hangs up meanwhile changes nothing: the job runs to its end
     if (job->state == JobState::Completed) return send_video(s, *job, res);
+    if (s.stopping) throw not_ready(job->error);  // 503, as documented: retry on another server or later
     const int status = job->state == JobState::Cancelled ? 409 : 500;
     send_json(res, status, ApiError(status, "video " + job->id + " " + state_name(job->state) + ": " + job->error,
                                     status == 409 ? "invalid_request_error" : "server_error", std::nullopt,
                                     state_name(job->state)).body());
   }));
   s.routes.add(http, "GET", "/v1/videos", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) { list(s, req, res); }));
-  s.routes.add(http, "GET", R"(/v1/videos/([^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+  // An id is never "sync": GET or DELETE /v1/videos/sync is a known path with another method (405).
+  s.routes.add(http, "GET", R"(/v1/videos/((?!sync$)[^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     send_json(res, 200, video_object(find_job(s, req.matches[1]), s.options.model));
   }));
   s.routes.add(http, "GET", R"(/v1/videos/([^/]+)/content)", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
@@ -153,7 +155,7 @@ void add_video_routes(httplib::Server& http, ServerState& s) {
                      std::nullopt, "video_not_ready");
     send_file(s, job.id, res);
   }));
-  s.routes.add(http, "DELETE", R"(/v1/videos/([^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+  s.routes.add(http, "DELETE", R"(/v1/videos/((?!sync$)[^/]+))", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
     cancel_or_delete(s, req.matches[1], res);
   }));
 }

@@ -256,8 +256,13 @@ TEST(ServeHttp, AKnownPathWithAnotherMethodIs405WithAllow) {
   r = c.Patch("/v1/videos/video_0123456789abcdef0123456789abcdef", "{}", "application/json");
   EXPECT_EQ(r->get_header_value("Allow"), "GET, HEAD, DELETE");
   expect_error(c.Put("/v1/nothing", "{}", "application/json"), 404, "no such route");
+  // /v1/videos/sync is no video id.
+  r = c.Get("/v1/videos/sync");
+  expect_error(r, 405, "method GET is not allowed on /v1/videos/sync; it takes POST");
+  expect_error(c.Delete("/v1/videos/sync"), 405, "it takes POST");
+  expect_error(c.Get("/v1/videos/synchronous"), 404, "no video");
   // Counted under their status.
-  EXPECT_NE(c.Get("/metrics")->body.find("dattn_http_responses_total{code=\"405\"} 4"), std::string::npos);
+  EXPECT_NE(c.Get("/metrics")->body.find("dattn_http_responses_total{code=\"405\"} 6"), std::string::npos);
 }
 
 }  // namespace

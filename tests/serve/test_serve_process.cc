@@ -11,6 +11,7 @@
 #include <iterator>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "serve/serve_process.h"
@@ -56,8 +57,25 @@ TEST(ServeProcess, KillNineThenSigtermThenRestart) {
     stopped = submit(c, 1000);
     ASSERT_EQ(wait_for(c, stopped, [](const nlohmann::json& j) { return j["step"] >= 1; })["status"], "in_progress");
     stopped_queued = submit(c, 1);
+    // A sync request waiting in the queue is answered 503 (it was 500): a shutdown, worth retrying.
+    int sync_status = 0;
+    std::string sync_body;
+    std::thread sync([&] {
+      auto sc = b.client();
+      if (const auto r = sc.Post("/v1/videos/sync", video_json(1), "application/json")) {
+        sync_status = r->status;
+        sync_body = r->body;
+      }
+    });
+    const auto queued_by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (c.Get("/metrics")->body.find("dattn_queue_depth 2") == std::string::npos &&
+           std::chrono::steady_clock::now() < queued_by)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto start = std::chrono::steady_clock::now();
     const int status = b.signal_and_wait(SIGTERM);
+    sync.join();
+    EXPECT_EQ(sync_status, 503) << sync_body;
+    EXPECT_NE(sync_body.find("shut down (SIGTERM)"), std::string::npos) << sync_body;
     ASSERT_TRUE(WIFEXITED(status)) << b.log();
     EXPECT_EQ(WEXITSTATUS(status), 0) << b.log();
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));  // the 1000-step job was cut
