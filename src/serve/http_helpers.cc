@@ -1,5 +1,6 @@
 // The helpers every route shares: the guard that turns any exception into an OpenAI error, body
 // reading, job lookup and queueing.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,17 @@ httplib::Server::Handler guarded(ServerState& state, bool needs_pipeline, Route 
     state.metrics.count_response(res.status);
   };
 }
+
+WaitingSlot::WaitingSlot(ServerState& state) : state_(state) {
+  const int limit = std::max(1, state.options.http_threads - 8);
+  if (state.waiting_requests.fetch_add(1) >= limit) {
+    state.waiting_requests.fetch_sub(1);
+    throw ApiError(429, std::to_string(limit) + " synchronous requests are already waiting for their jobs; retry later, "
+                   "or submit with POST /v1/videos and poll", "rate_limit_error", std::nullopt, "too_many_waiting");
+  }
+}
+
+WaitingSlot::~WaitingSlot() { state_.waiting_requests.fetch_sub(1); }
 
 RequestFields fields_of(const httplib::Request& req) {
   const std::string type = req.get_header_value("Content-Type");

@@ -22,6 +22,7 @@ void images(ServerState& s, const httplib::Request& req, httplib::Response& res)
   job->persisted = false;
   job->request = image.generation;
   job->count = image.n;
+  const WaitingSlot slot(s);
   enqueue(s, job);
   job->wait();
   if (job->state != JobState::Completed && s.stopping) throw not_ready(job->error);  // 503: shut down, retry

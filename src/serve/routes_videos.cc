@@ -134,6 +134,7 @@ void add_video_routes(httplib::Server& http, ServerState& s) {
     send_json(res, 200, video_object(submit(s, req).second, s.options.model));
   }));
   s.routes.add(http, "POST", "/v1/videos/sync", guarded(s, true, [&s](const httplib::Request& req, httplib::Response& res) {
+    const WaitingSlot slot(s);
     const std::shared_ptr<Job> job = submit(s, req).first;
     job->wait();  // a client that hangs up meanwhile changes nothing: the job runs to its end
     if (job->state == JobState::Completed) return send_video(s, *job, res);

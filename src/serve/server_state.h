@@ -32,6 +32,21 @@ struct ServerState {
   std::mutex shutdown_mutex;
   int lock_fd = -1;  // flock on OUTPUT_DIR/lock: one server per job store
   RouteTable routes;  // every route goes through it (405 for a known path asked with another method)
+  std::atomic<int> waiting_requests{0};  // sync and image requests holding their HTTP thread (WaitingSlot)
+};
+
+// Held by a request that keeps its HTTP thread until its job ends (POST /v1/videos/sync, the images API). At
+// most http_threads - 8 wait at once, so that /health, polling and queued submissions always find a thread
+// (34 waiting sync requests took all 32 and a liveness probe timed out); past that, 429.
+class WaitingSlot {
+ public:
+  explicit WaitingSlot(ServerState& state);
+  ~WaitingSlot();
+  WaitingSlot(const WaitingSlot&) = delete;
+  WaitingSlot& operator=(const WaitingSlot&) = delete;
+
+ private:
+  ServerState& state_;
 };
 
 // A route body: reads the request, may throw ApiError; answer() turns it into the response.

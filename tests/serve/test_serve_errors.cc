@@ -1,6 +1,7 @@
 // Malformed and refused requests: each answered 4xx with OpenAI's error JSON naming the field, the
 // model's own checks with `dattn generate`'s messages, and the server still serving afterwards.
 #include <string>
+#include <thread>
 
 #include "serve/serve_harness.h"
 
@@ -129,6 +130,37 @@ TEST(ServeErrors, FullQueueIs429AndCancelFreesTheWorker) {
   EXPECT_EQ(job["status"], "cancelled");
   EXPECT_LT(job["step"].get<int>(), 1000);
   EXPECT_EQ(job["error"]["message"], "cancelled while running");
+}
+
+// Each sync request holds an HTTP thread until its job ends; enough of them took every thread and /health
+// timed out. Past http_threads - 8 waiting, a sync request is 429 and the server keeps answering.
+TEST(ServeErrors, WaitingSyncRequestsLeaveThreadsForTheRest) {
+  auto options = tiny_options(fresh_dir("waiting"));
+  options.http_threads = 10;  // 2 may wait
+  RunningServer s(options);
+  auto c = s.client();
+  const std::string running = body_of(c.Post("/v1/videos", video_json(1000), "application/json"))["id"];
+  ASSERT_EQ(wait_for(c, running, [](const nlohmann::json& j) { return j["step"] >= 1; })["status"], "in_progress");
+  std::vector<std::thread> waiting;
+  std::vector<int> statuses(2, 0);
+  for (int i = 0; i < 2; ++i)
+    waiting.emplace_back([&, i] {
+      auto w = s.client();
+      w.set_read_timeout(120, 0);
+      if (const auto r = w.Post("/v1/videos/sync", video_json(1), "application/json")) statuses[i] = r->status;
+    });
+  const auto by = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (c.Get("/metrics")->body.find("dattn_queue_depth 2") == std::string::npos && std::chrono::steady_clock::now() < by)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  auto r = c.Post("/v1/videos/sync", video_json(1), "application/json");
+  EXPECT_EQ(r->status, 429) << r->body;
+  EXPECT_EQ(body_of(r)["error"]["code"], "too_many_waiting");
+  EXPECT_EQ(c.Get("/health")->status, 200);
+  EXPECT_EQ(body_of(c.Delete("/v1/videos/" + running))["status"], "cancelled");
+  for (auto& t : waiting) t.join();
+  EXPECT_EQ(statuses, (std::vector<int>{200, 200}));
+  // The slots are given back: a sync request runs again.
+  EXPECT_EQ(c.Post("/v1/videos/sync", video_json(1), "application/json")->status, 200);
 }
 
 }  // namespace
