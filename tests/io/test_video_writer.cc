@@ -113,6 +113,18 @@ TEST_F(VideoWriterTest, PngSequenceIsNumbered) {
   }
 }
 
+// A 2-frame sequence written over a 5-frame one left seq_0002..0004 behind: two videos in one folder.
+TEST_F(VideoWriterTest, AShorterPngSequenceRemovesTheLongerOnesTail) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
+  write_video(path("seq.png"), Tensor::from_f64(pattern(5, 8, 6, false), {5, 8, 6, 3}, DType::F64));
+  std::ofstream(path("seq_0006.png")) << "not this sequence's";  // past a gap: not touched
+  std::ofstream(path("seq_00002.png")) << "another name";
+  write_video(path("seq.png"), Tensor::from_f64(pattern(2, 8, 6, false), {2, 8, 6, 3}, DType::F64));
+  for (const char* gone : {"seq_0002.png", "seq_0003.png", "seq_0004.png"}) EXPECT_FALSE(fs::exists(path(gone))) << gone;
+  for (const char* kept : {"seq_0000.png", "seq_0001.png", "seq_0006.png", "seq_00002.png"})
+    EXPECT_TRUE(fs::exists(path(kept))) << kept;
+}
+
 TEST_F(VideoWriterTest, Mp4DecodesCloseToTheInput) {
   DATTN_SKIP_WITHOUT_FFMPEG();
   const std::int64_t F = 9, H = 64, W = 96;

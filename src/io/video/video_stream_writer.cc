@@ -6,6 +6,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -136,6 +137,15 @@ std::vector<std::string> VideoStreamWriter::State::commit() {
       for (PendingFile& f : png_files) {
         f.commit();
         written.push_back(f.path());
+      }
+      // A sequence replaces an earlier one whole: the frames a longer run left after this one's last go
+      // (up to the first missing number), or the folder would hold two videos.
+      if (png_files.size() > 1) {
+        for (auto i = static_cast<std::int64_t>(png_files.size());; ++i) {
+          const std::string stale = video_detail::png_sequence_path(path, i);
+          std::error_code ec;
+          if (!std::filesystem::is_regular_file(stale, ec) || !std::filesystem::remove(stale, ec)) break;
+        }
       }
       break;
     case VideoFormat::SAFETENSORS:
