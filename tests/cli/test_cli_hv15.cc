@@ -89,12 +89,25 @@ std::string generate_args(const std::string& output, const std::string& size = "
          frames + " --num-inference-steps 4 --guidance-scale 6.0 --seed 42 --output " + shell_quote(output);
 }
 
+// The baseline of --validate-against ran the text encoder on its platform default while the run used its
+// per_role entry, and the summary listed no text encoder role.
+TEST(CliHv15Generate, ValidationKeepsTheTextEncodersBackendAndListsIt) {
+  const std::string out = temp_path("validated.safetensors");
+  const CliResult r = run_dattn(generate_args(out, "--height 64 --width 96", "--num-frames 5") +
+                                " --diffusion-attention-config.per_role.text_encoder.self.backend"
+                                " TORCH_SDPA --validate-against FLASH_ATTN --validate-warmup-steps 0");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("role=text_encoder.self backend=TORCH_SDPA"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find("'FLASH_ATTN' for role='text_encoder.self'"), std::string::npos) << r.err;
+}
+
 TEST(CliHv15Generate, ReproducesTheGoldenPipeline) {
   const std::string out = temp_path("video.safetensors");
   const std::string golden_case = golden("hv15_tiny/cases/pipeline_t2v.safetensors");
   const CliResult r = run_dattn(generate_args(out) + " --initial-latents " + shell_quote(golden_case));
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* s : {"9 frames of 96x64", "role=self backend=FLASH_ATTN", "role=hunyuanvideo15.refiner backend=FLASH_ATTN",
+                        "role=text_encoder.self backend=FLASH_ATTN",
                         "load text encoders", "text encoding", "denoising", "vae decode"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << " not in:\n" << r.out;
   EXPECT_NE(r.err.find("role='text_encoder.self'"), std::string::npos) << r.err;

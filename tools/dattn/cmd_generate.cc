@@ -211,7 +211,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   std::unique_ptr<Pipeline> baseline;
   if (validate) {
     PipelineOptions base_options = options;
-    base_options.attention = baseline_settings(o.validate_against);
+    base_options.attention = baseline_settings(o.validate_against, options.attention);
     base_options.quantization = baseline_quantization;
     baseline = load_pipeline(model_dir, base_options);
   }

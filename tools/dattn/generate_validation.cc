@@ -9,6 +9,7 @@
 
 #include "dattn/attention/metrics.h"
 #include "dattn/core/error.h"
+#include "dattn/models/qwen2_5_vl.h"
 
 namespace dattn::tool {
 namespace {
@@ -53,9 +54,11 @@ double median_step_ms(const RunRecord& r) {
   return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
-AttentionSettings baseline_settings(const std::string& backend) {
+AttentionSettings baseline_settings(const std::string& backend, const AttentionSettings& run) {
   AttentionConfig config;
   config.default_spec = AttentionSpec{backend, nlohmann::json::object()};
+  if (const auto it = run.config.per_role.find(kQwenTextEncoderRole); it != run.config.per_role.end())
+    config.per_role[it->first] = it->second;
   AttentionSettings settings;
   settings.config = config.normalized();  // canonical name; ConfigError names an unknown one
   return settings;

@@ -38,8 +38,10 @@ struct ValidationResult {
   double latents_rel_l2 = 0, latents_cosine = 1;
 };
 
-// Settings that run every attention role on `backend` (canonical name checked: ConfigError when unknown).
-AttentionSettings baseline_settings(const std::string& backend);
+// Settings that run every diffusion attention role on `backend` (canonical name checked: ConfigError when
+// unknown). A text encoder's role set in the run (HunyuanVideo-1.5's text_encoder.self, which the default
+// never reaches) is kept, so that both runs encode the prompt alike and the comparison is the backend's.
+AttentionSettings baseline_settings(const std::string& backend, const AttentionSettings& run);
 
 // Compares two finished runs of the same request (frames and latents of equal shapes).
 ValidationResult compare_runs(const std::string& baseline, RunRecord candidate, RunRecord base);

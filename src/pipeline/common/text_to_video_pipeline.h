@@ -4,6 +4,7 @@
 // loads ahead between them; the parallel-mode and request checks every family makes; and the denoising
 // stage around the shared loop. A family (wan/, hunyuanvideo15/) derives from it, makes its three slots,
 // and adds only its own logic: the text stage, the schedule, the VAE decode.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -110,7 +111,13 @@ class TextToVideoPipeline : public Pipeline {
                        std::optional<Conditioning> negative, double scale, const std::vector<StageNeed>& memory,
                        const ProgressObserver& observer, GenerationReport& report) {
     auto model = transformer_.acquire(report.stage_ms, &report.loaded_ahead_ms);
+    // The transformer's roles as its layers resolved them, then any other component's (a text encoder's) as
+    // set up: every attention the run used.
     report.attention = model->attention_resolutions();
+    for (const Resolution& r : attention_)
+      if (std::none_of(report.attention.begin(), report.attention.end(),
+                       [&](const Resolution& m) { return m.role == r.role; }))
+        report.attention.push_back(r);
     if (vae_loads_beside_denoising(options_, memory)) vae_.load_ahead(loader_.get(), context_);
     StageClock clock;
     const auto guidance = make_guidance(guidance_mode_, options_.parallel.cfg);

@@ -5,11 +5,14 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "dattn/core/error.h"
 #include "dattn/core/run_context.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/models/hunyuanvideo15/transformer.h"
+#include "dattn/models/qwen2_5_vl.h"
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 #include "pipeline/common/decoded_frames.h"
 #include "pipeline/common/text_to_video_pipeline.h"
@@ -48,9 +51,18 @@ class Hv15Pipeline final : public Hv15Base {
       // (pipeline_vae_dtype).
       return std::make_unique<HunyuanVideo15Vae>(HunyuanVideo15Vae::load(info_.vae_dir, options_.device, vae_dtype_));
     }, pipeline::warm_up_vae_on_cuda<HunyuanVideo15Vae>);
-    finish_setup(pipeline::resolve_roles(hv15::transformer_attention(options_.attention),
-                                         hunyuanvideo15_attention_roles(info_.transformer, options_.dtype), model_,
-                                         options_.device));
+    std::vector<Resolution> roles = pipeline::resolve_roles(
+        hv15::transformer_attention(options_.attention), hunyuanvideo15_attention_roles(info_.transformer, options_.dtype),
+        model_, options_.device);
+    // The text encoder's role too, resolved as its load resolves it, so that the summary, the report and
+    // /v1/models list every attention that runs.
+    const DType text_dtype = options_.dtype == DType::BF16 ? DType::BF16 : DType::F32;
+    for (Resolution& r : pipeline::resolve_roles(
+             hv15::text_encoder_attention(options_.attention),
+             qwen2_5_vl_text_attention_roles(Qwen25VLTextConfig::load(info_.text_encoder_dir), text_dtype, kHv15QwenTokens),
+             class_name_ + "'s text encoder", options_.device))
+      roles.push_back(std::move(r));
+    finish_setup(std::move(roles));
   }
 
   // diffusers' pipeline has no guidance_scale argument: its guider's (guider_config.json) is the one used,
