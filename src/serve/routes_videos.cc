@@ -114,7 +114,7 @@ void list(ServerState& s, const httplib::Request& req, httplib::Response& res) {
 // vLLM-Omni's sync answer: the video (mp4, or safetensors), with what the run cost in headers.
 void send_video(ServerState& s, const Job& job, httplib::Response& res) {
   res.set_header("X-Video-Id", job.id);
-  nlohmann::json stages = nlohmann::json::object();
+  nlohmann::ordered_json stages = nlohmann::ordered_json::object();  // in the order the stages ran
   for (const auto& [stage, ms] : job.report.stage_ms) stages[stage] = ms;
   res.set_header("X-Stage-Durations-Ms", stages.dump());
   std::int64_t host = -1, device = -1;

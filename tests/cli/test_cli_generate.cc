@@ -136,7 +136,7 @@ TEST(CliGenerate, RefusesBadArgumentsBeforeAnyWork) {
   expect_refused(golden_args(out) + " --validate-quantization none", out,
                  "--validate-quantization needs --validate-against");
   expect_refused(golden_args(out) + " --validate-against FLASH_ATTN --validate-quantization int4", out,
-                 "--quantization 'int4': expected fp8 or none");
+                 "--validate-quantization 'int4': expected fp8 or none");
 }
 
 // --quantization: fp8 runs on the CPU (the emulation of the CUDA arithmetic) and says so in the summary,

@@ -103,9 +103,10 @@ TEST_P(Hv15PipelineGolden, EveryStageMatchesDiffusersOnCpuFp32) {
   for (const auto& [name, ms] : result.report.stage_ms) names.push_back(name);
   EXPECT_EQ(names, (std::vector<std::string>{"load text encoders", "text encoding", "load transformer", "denoising",
                                              "load vae", "vae decode"}));
-  ASSERT_EQ(result.report.attention.size(), 2u);
+  ASSERT_EQ(result.report.attention.size(), 3u);  // the transformer's two roles, then the text encoder's
   EXPECT_EQ(result.report.attention[0].role, "self");
   EXPECT_EQ(result.report.attention[1].role, "hunyuanvideo15.refiner");
+  EXPECT_EQ(result.report.attention[2].role, "text_encoder.self");
 }
 
 INSTANTIATE_TEST_SUITE_P(Guidance, Hv15PipelineGolden, ::testing::Values(GuidanceMode::Sequential, GuidanceMode::Batched),
