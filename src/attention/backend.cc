@@ -29,6 +29,12 @@ std::string key_list(const std::vector<ExtraKey>& keys) {
   return s;
 }
 
+// "an integer", "a number".
+std::string with_article(std::string_view noun) {
+  const bool vowel = !noun.empty() && std::string_view("aeiou").find(noun.front()) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + std::string(noun);
+}
+
 }  // namespace
 
 std::string_view extra_type_name(ExtraKey::Type t) {
@@ -57,7 +63,7 @@ void validate_extra(const AttentionBackend& backend, const json& extra, std::str
     }
     if (!type_matches(spec->type, value))
       throw ConfigError("Invalid extra '" + key + "' for backend " + name + " (" + std::string(where) + "): " +
-                        value.dump() + " is not a " + std::string(extra_type_name(spec->type)) +
+                        value.dump() + " is not " + with_article(extra_type_name(spec->type)) +
                         "; expected " + spec->range);
     if (spec->check) {
       if (auto err = spec->check(value))

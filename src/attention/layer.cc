@@ -34,6 +34,8 @@ AttentionLayer::AttentionLayer(std::string name, std::string role, std::optional
                         "): " + support.reason + ". Backends that can: " + backends_that_can(shape, device));
   }
   extra_ = extra_with_defaults(*backend_, resolution_.extra);
+  if (const auto why = backend_->extra_problem(extra_, device))
+    throw ConfigError(resolution_.backend + " cannot run role '" + resolution_.role + "' (" + name_ + "): " + *why);
 }
 
 void AttentionLayer::forward(const AttentionProblem& problem) const {

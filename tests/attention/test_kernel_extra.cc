@@ -52,6 +52,7 @@ TEST(KernelExtra, ValuesAreValidated) {
     EXPECT_NE(case_matters, "") << "no silent case folding";
     const std::string type = validation_error(name, {{"kernel", 1}});
     EXPECT_NE(type.find("is not a string"), std::string::npos) << type;
+    EXPECT_NE(validation_error("SPARSE_BLOCK", {{"block_size", 64.5}}).find("is not an integer"), std::string::npos);
   }
   const std::string unknown = validation_error("SPARSE_BLOCK", {{"kernel", "auto"}});
   EXPECT_NE(unknown.find("Unknown extra key 'kernel'"), std::string::npos) << unknown;

@@ -40,6 +40,28 @@ TEST(Layer, ExplicitBackendThatCannotRunIsABuildError) {
             "Backends that can: FLASH_ATTN, TORCH_SDPA");
 }
 
+// A CUDA-only kernel named on the CPU failed at the first forward, after the weights were read.
+TEST(Layer, ACudaOnlyKernelOnTheCpuIsABuildError) {
+  EXPECT_EQ(config_error([] {
+              AttentionLayer("blocks.0.attn1", "self", std::nullopt,
+                             settings(R"({"default":{"backend":"FLASH_ATTN","extra":{"kernel":"hopper"}}})"),
+                             shape_of(DType::F32, 64), Device::CPU);
+            }),
+            "FLASH_ATTN cannot run role 'self' (blocks.0.attn1): extra kernel 'hopper' names a CUDA kernel; on cpu "
+            "use auto or portable");
+  EXPECT_EQ(config_error([] {
+              AttentionLayer("blocks.0.attn2", "cross", std::nullopt,
+                             settings(R"({"per_role":{"cross":{"backend":"TORCH_SDPA","extra":{"kernel":"rows"}}}})"),
+                             shape_of(DType::F32, 64), Device::CPU);
+            }),
+            "TORCH_SDPA cannot run role 'cross' (blocks.0.attn2): extra kernel 'rows' names a CUDA kernel; on cpu use "
+            "auto");
+  // What the CPU runs is still taken.
+  AttentionLayer("blocks.0.attn1", "self", std::nullopt,
+                 settings(R"({"default":{"backend":"FLASH_ATTN","extra":{"kernel":"portable"}}})"),
+                 shape_of(DType::F32, 64), Device::CPU);
+}
+
 TEST(Layer, EverySourceButThePlatformIsChecked) {
   const AttentionShape d256 = shape_of(DType::BF16, 256);
   const std::string tail = ": head_dim 256 not in {64, 128}. Backends that can: FLASH_ATTN, TORCH_SDPA";

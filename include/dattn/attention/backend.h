@@ -51,6 +51,11 @@ class AttentionBackend {
   virtual Support supports(const AttentionShape& shape, Device device) const = 0;
   virtual SupportSurface surface(Device device) const = 0;
   virtual std::vector<ExtraKey> extra_keys() const { return {}; }
+  // Why the validated `extra` (defaults filled in) cannot run on `device` (a CUDA-only kernel named on the
+  // CPU), or nullopt; asked when a layer is built, so that such a choice fails before weights are used.
+  virtual std::optional<std::string> extra_problem(const nlohmann::json& /*extra*/, Device /*device*/) const {
+    return std::nullopt;
+  }
   // Runs a validated problem whose shape `supports` accepted on `device`. `extra` is the backend's
   // validated extra object with defaults filled in (see validate_extra).
   virtual void run(const AttentionProblem& problem, const nlohmann::json& extra, Device device) const = 0;

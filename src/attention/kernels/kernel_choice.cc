@@ -46,9 +46,14 @@ std::string_view kernel_choice_name(KernelChoice choice) {
   return "?";
 }
 
-void check_kernel_choice_on(KernelChoice choice, Device device, std::string_view backend) {
+std::optional<std::string> kernel_choice_problem(KernelChoice choice, Device device) {
   if (choice == KernelChoice::Hopper && device == Device::CPU)
-    throw UserError(std::string(backend) + ": extra kernel 'hopper' names a CUDA kernel; on cpu use auto or portable");
+    return "extra kernel 'hopper' names a CUDA kernel; on cpu use auto or portable";
+  return std::nullopt;
+}
+
+void check_kernel_choice_on(KernelChoice choice, Device device, std::string_view backend) {
+  if (const auto why = kernel_choice_problem(choice, device)) throw UserError(std::string(backend) + ": " + *why);
 }
 
 }  // namespace dattn

@@ -3,6 +3,8 @@
 // Hopper kernel wherever it runs the problem, else the portable one; "hopper" requires it (a problem it
 // cannot run is a UserError, never a silent fallback); "portable" never uses it. The CPU has one kernel:
 // "auto" and "portable" run it, "hopper" is refused there.
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -20,5 +22,7 @@ KernelChoice kernel_choice(const nlohmann::json& extra);
 std::string_view kernel_choice_name(KernelChoice choice);  // "auto", "portable", "hopper"
 // Throws UserError when `choice` names a CUDA-only kernel and `device` is the CPU.
 void check_kernel_choice_on(KernelChoice choice, Device device, std::string_view backend);
+// Why `choice` cannot run on `device` (hopper on the CPU), or nullopt.
+std::optional<std::string> kernel_choice_problem(KernelChoice choice, Device device);
 
 }  // namespace dattn

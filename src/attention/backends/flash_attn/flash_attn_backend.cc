@@ -1,5 +1,6 @@
 // FLASH_ATTN: exact attention with the tiled online softmax. CPU: cpu_flash.cc (fp32 math); CUDA:
-// cuda/flash_fwd_launch.cu (FlashAttention-2 kernel, sm_80+, bf16/fp16, fp32 accumulation).
+// the Hopper kernel (sm_90a) or the portable FlashAttention-2 kernel (cuda/flash_fwd_launch.cu, sm_80+), bf16/fp16
+// with fp32 accumulation.
 #include <algorithm>
 #include <string>
 
@@ -21,7 +22,7 @@ class FlashAttnBackend final : public AttentionBackend {
   std::string_view name() const override { return "FLASH_ATTN"; }
   std::string_view summary() const override {
     return "exact attention, tiled online softmax (FlashAttention); CPU: fp32 math, multi-threaded; "
-           "CUDA: FlashAttention-2 kernel (sm_80+)";
+           "CUDA: a Hopper kernel (sm_90a: TMA, wgmma, warp specialisation) and a portable one (sm_80+)";
   }
   bool lossy() const override { return false; }
 
@@ -48,6 +49,9 @@ class FlashAttnBackend final : public AttentionBackend {
   }
 
   std::vector<ExtraKey> extra_keys() const override { return {kernel_extra_key()}; }
+  std::optional<std::string> extra_problem(const nlohmann::json& extra, Device device) const override {
+    return kernel_choice_problem(kernel_choice(extra), device);
+  }
 
   void run(const AttentionProblem& problem, const nlohmann::json& extra, Device device) const override {
     const KernelChoice kernel = kernel_choice(extra);

@@ -45,6 +45,9 @@ class SageAttnBackend final : public AttentionBackend {
   SupportSurface surface(Device) const override { return {{DType::BF16, DType::F16}, "64, 128", "key padding"}; }
 
   std::vector<ExtraKey> extra_keys() const override { return {kernel_extra_key()}; }
+  std::optional<std::string> extra_problem(const nlohmann::json& extra, Device device) const override {
+    return kernel_choice_problem(kernel_choice(extra), device);
+  }
 
   void run(const AttentionProblem& problem, const nlohmann::json& extra, Device device) const override {
     const KernelChoice kernel = kernel_choice(extra);

@@ -64,11 +64,17 @@ class TorchSdpaBackend final : public AttentionBackend {
              }}};
   }
 
+  std::optional<std::string> extra_problem(const nlohmann::json& extra, Device device) const override {
+    const std::string kernel = kernel_of(extra);
+    if (device == Device::CPU && kernel != "auto")
+      return "extra kernel '" + kernel + "' names a CUDA kernel; on cpu use auto";
+    return std::nullopt;
+  }
+
   void run(const AttentionProblem& problem, const nlohmann::json& extra, Device device) const override {
     const std::string kernel = kernel_of(extra);
     if (device == Device::CPU) {
-      if (kernel != "auto")
-        throw UserError("TORCH_SDPA: extra kernel '" + kernel + "' names a CUDA kernel; on cpu use auto");
+      if (const auto why = extra_problem(extra, device)) throw UserError("TORCH_SDPA: " + *why);
       return sdpa::sdpa_attention_cpu(problem);
     }
 #ifdef DATTN_WITH_CUDA
