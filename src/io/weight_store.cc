@@ -11,6 +11,7 @@
 #include "dattn/core/files.h"
 #include "dattn/core/parallel_copy.h"
 #include "dattn/core/upload.h"
+#include "dattn/io/json_object.h"
 
 namespace dattn {
 namespace fs = std::filesystem;
@@ -21,10 +22,8 @@ json read_component_config(const std::string& dir) {
   refuse_special_file(path.string(), "model config");
   std::ifstream in(path);
   if (!in) throw UserError(path.string() + ": cannot open (is '" + dir + "' a diffusers model directory?)");
-  json cfg = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (cfg.is_discarded() || !cfg.is_object())
-    throw UserError(path.string() + ": not a JSON object");
-  return cfg;
+  in.close();
+  return read_json_object(path.string(), "model config");
 }
 
 namespace {
@@ -48,27 +47,38 @@ std::optional<DType> storage_dtype(const std::string& name) {
 // The shard files named by an index.json's weight_map, in first-seen order.
 std::vector<std::string> shards_of_index(const fs::path& index_path) {
   require_regular_file(index_path.string(), "weights index");
-  std::ifstream in(index_path);
-  json index = json::parse(in, nullptr, false);
-  if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
-      !index["weight_map"].is_object())
+  json index = read_json_object(index_path.string(), "weights index");
+  if (!index.contains("weight_map") || !index["weight_map"].is_object())
     throw UserError(index_path.string() + ": expected a JSON object with a 'weight_map' object");
   std::vector<std::string> files;
   for (auto& [tensor, file] : index["weight_map"].items()) {
     if (!file.is_string())
       throw UserError(index_path.string() + ": weight_map['" + tensor + "'] is not a file name");
-    const std::string path = (index_path.parent_path() / file.get<std::string>()).string();
+    // A shard is a file of this folder, as diffusers writes them: a name with a folder part ("../x", "/x",
+    // "a/b") would read a file outside it. (The file itself may be a link: the Hugging Face cache's are.)
+    const std::string name = file.get<std::string>();
+    if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+      throw UserError(index_path.string() + ": weight_map['" + tensor + "'] is '" + name +
+                      "'; expected the name of a shard file in the index's own folder");
+    const std::string path = (index_path.parent_path() / name).string();
     if (std::find(files.begin(), files.end(), path) == files.end()) files.push_back(path);
   }
-  for (const auto& f : files)
-    if (!fs::exists(f)) throw UserError(index_path.string() + ": shard '" + f + "' does not exist");
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(f, ec))
+      throw UserError(index_path.string() + ": shard '" + f + "' " +
+                      (ec ? "cannot be read (" + ec.message() + ")" : std::string("does not exist or is not a file")));
+  }
   return files;
 }
 
 }  // namespace
 
 WeightStore::WeightStore(const std::string& dir) {
-  if (!fs::is_directory(dir)) throw UserError("'" + dir + "' is not a directory");
+  // The error_code forms: a link loop or a name too long is the user's folder, not dattn's failure.
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw UserError("'" + dir + "' is not a directory" + (ec ? " (" + ec.message() + ")" : std::string()));
   std::vector<fs::path> indexes, singles;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();

@@ -14,6 +14,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
+#include "dattn/io/json_object.h"
 #include "dattn/models/hunyuanvideo15/manifest.h"
 #include "dattn/models/hunyuanvideo15_vae.h"
 #include "dattn/models/text_encoder_manifest.h"
@@ -124,8 +125,7 @@ RandomCheckpointSummary write_random_params(const std::string& out_dir, const st
 RandomCheckpointSummary write_random_checkpoint(const std::string& config_path, const std::string& out_dir,
                                                 const RandomCheckpointOptions& options) {
   const std::string text = read_text(config_path);
-  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw UserError(config_path + ": not a JSON object");
+  const nlohmann::json j = parse_json_object(text, config_path);
   // transformers configs name their class in `architectures`; diffusers' in `_class_name`.
   const auto& arch = j.contains("architectures") ? j.at("architectures") : nlohmann::json();
   if (!j.contains("_class_name") && arch.is_array() && arch.size() == 1 && arch[0].is_string()) {

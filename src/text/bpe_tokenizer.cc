@@ -5,6 +5,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -53,6 +54,10 @@ std::vector<AddedTokenSpec> read_added_tokens(const nlohmann::json& j, const std
       throw UserError(source + ": added_tokens entry " + t.dump() + " needs an integer id and a non-empty content");
     AddedTokenSpec s;
     s.content = t["content"].get<std::string>();
+    // Checked before narrowing: 2^32 + 1 became id 1, and a negative id was taken.
+    if (t["id"].get<long long>() < 0 || t["id"].get<long long>() > std::numeric_limits<int>::max())
+      throw UserError(source + ": added token \"" + s.content + "\" has id " + t["id"].dump() +
+                      "; expected 0 to " + std::to_string(std::numeric_limits<int>::max()));
     s.id = t["id"].get<int>();
     s.lstrip = t.value("lstrip", false), s.rstrip = t.value("rstrip", false);
     s.normalized = t.value("normalized", false), s.special = t.value("special", false);

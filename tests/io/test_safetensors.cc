@@ -182,6 +182,45 @@ TEST_F(SafetensorsTest, UnknownNameNamesFileAndTensorAndSuggests) {
 }
 
 // WeightStore::host_view: the stored values in the file's dtype without a copy; shape checked, name used.
+// A message for the folder `dir` as WeightStore opens it ("" when it opens).
+std::string weight_store_error(const std::string& dir) {
+  try {
+    WeightStore store(dir);
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// An index's weight_map named "../outside.safetensors" or an absolute path, and the file outside the folder
+// was loaded; a link loop or a name too long was an internal error (exit 1) instead of a one-line one.
+TEST_F(SafetensorsTest, AnIndexNamesOnlyFilesOfItsOwnFolder) {
+  const std::vector<float> w = {1.0f, 2.0f};
+  fs::create_directories(dir_ / "model");
+  write_safetensors(file("outside.safetensors"), {{"w", "F32", {2}, bytes_of(w)}});
+  write_safetensors(file("model/shard.safetensors"), {{"w", "F32", {2}, bytes_of(w)}});
+  const auto index = [&](const std::string& name) {
+    std::ofstream(file("model/diffusion_pytorch_model.safetensors.index.json"))
+        << R"({"metadata": {}, "weight_map": {"w": ")" + name + R"("}})";
+  };
+  index("shard.safetensors");
+  EXPECT_EQ(weight_store_error(file("model")), "");
+  for (const std::string& name : std::vector<std::string>{"../outside.safetensors", file("outside.safetensors"),
+                                                           "sub/shard.safetensors", ".."}) {
+    index(name);
+    const std::string e = weight_store_error(file("model"));
+    EXPECT_NE(e.find("expected the name of a shard file in the index's own folder"), std::string::npos) << name << ": " << e;
+  }
+  fs::create_symlink("loop.safetensors", file("model/loop.safetensors"));
+  index("loop.safetensors");
+  EXPECT_NE(weight_store_error(file("model")).find("cannot be read"), std::string::npos) << weight_store_error(file("model"));
+  index(std::string(300, 'a') + ".safetensors");
+  EXPECT_NE(weight_store_error(file("model")).find("shard '"), std::string::npos) << weight_store_error(file("model"));
+  // A syntax error is named with the parser's position, not as "not a JSON object".
+  std::ofstream(file("model/diffusion_pytorch_model.safetensors.index.json")) << R"({"weight_map": {"w": "shard.safetensors",,}})";
+  EXPECT_NE(weight_store_error(file("model")).find("not valid JSON"), std::string::npos) << weight_store_error(file("model"));
+}
+
 // write_safetensors from a pointer (WrittenTensor::data) writes the same file as from a byte vector.
 TEST_F(SafetensorsTest, HostViewAndPointerWrites) {
   const std::vector<float> w = {1.5f, -2.0f, 3.25f, 0.0f, 7.0f, -0.5f};

@@ -102,6 +102,8 @@ TEST(WanVae, BadConfigIsAClearError) {
       {"shortcut widths that do not divide", [](auto& j) { j["dim_mult"] = {1, 2, 3, 4}; },
        {"'dim_mult'", "decoder stage 2: 48 -> 32"}},
       {"empty dim_mult", [](auto& j) { j["dim_mult"] = nlohmann::json::array(); }, {"'dim_mult'", "non-empty"}},
+      // A million blocks were built (20 s, 4.8 GB) before a memory error that blamed the request's size.
+      {"num_res_blocks past 64", [](auto& j) { j["num_res_blocks"] = 65; }, {"'num_res_blocks'", "0 to 64"}},
   };
   for (const Edit& e : edits) {
     nlohmann::json j = golden_config();

@@ -186,7 +186,8 @@ TEST(Hv15Pipeline, ADisabledGuiderRunsNoGuidanceUnlessTheRequestAsks) {
   const std::vector<double> a = plain.frames.to_f64_vector(), b = guided.frames.to_f64_vector();
   EXPECT_GT(compare(a.data(), b.data(), a.size()).max_abs, 0.0);
   for (const auto& [key, value] : {std::pair<const char*, nlohmann::json>{"enabled", "false"},
-                                   {"guidance_scale", -1e9}, {"_class_name", 7}}) {
+                                   {"guidance_scale", -1e9}, {"_class_name", 7},
+                                   {"use_original_formulation", 1}}) {
     j = original;
     j[key] = value;
     std::ofstream(guider) << j.dump();

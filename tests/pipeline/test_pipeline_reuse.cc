@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,45 @@ TEST(PipelineRegistry, UnknownClassListsTheRegisteredOnes) {
         << e.what();
   }
   std::filesystem::remove_all(dir);
+}
+
+std::string load_error(const std::string& dir) {
+  try {
+    (void)load_pipeline(dir, PipelineOptions{});
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Each of these loaded or failed as dattn's own error: a Wan folder whose scheduler config is of another class
+// than model_index.json names (it ran that class, another video), a model_index.json with a syntax error
+// (reported as "not a JSON object"), a component folder that is a link loop (internal error).
+TEST(PipelineRegistry, AFolderThatContradictsItselfIsAOneLineError) {
+  namespace fs = std::filesystem;
+  const std::string dir = ::testing::TempDir() + "/dattn_registry_mismatch_" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::copy(golden_dir() + "/wan_tiny/pipeline", dir, fs::copy_options::recursive);
+  ASSERT_EQ(load_error(dir), "");
+  const std::string scheduler = dir + "/scheduler/scheduler_config.json";
+  fs::copy_file(golden_dir() + "/hv15_tiny/pipeline/scheduler/scheduler_config.json", scheduler,
+                fs::copy_options::overwrite_existing);
+  EXPECT_NE(load_error(dir).find("a FlowMatchEulerDiscreteScheduler config, but"), std::string::npos) << load_error(dir);
+  fs::copy_file(golden_dir() + "/wan_tiny/pipeline/scheduler/scheduler_config.json", scheduler,
+                fs::copy_options::overwrite_existing);
+  std::string index;
+  {
+    std::ifstream in(dir + "/model_index.json");
+    index.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(dir + "/model_index.json") << index << ",,";
+  EXPECT_NE(load_error(dir).find("not valid JSON"), std::string::npos) << load_error(dir);
+  std::ofstream(dir + "/model_index.json") << index;
+  fs::remove_all(dir + "/vae");
+  fs::create_directory_symlink("vae", dir + "/vae");
+  const std::string loop = load_error(dir);
+  EXPECT_NE(loop.find("vae/"), std::string::npos) << loop;
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -176,6 +176,14 @@ TEST(BpeTokenizer, UnimplementedSettingsAreRefusedByName) {
   j["added_tokens"][0]["lstrip"] = "yes";
   EXPECT_NE(user_error([&] { make(j); }).find("wrong type"), std::string::npos);
 
+  // An id outside int was narrowed (2^32 + 1 became 1) and a negative one taken.
+  for (const json& id : {json(4294967297LL), json(-5)}) {
+    j = tiny(json::array(), json::array({added("<X>", 9)}));
+    j["added_tokens"][0]["id"] = id;
+    msg = user_error([&] { make(j); });
+    EXPECT_NE(msg.find("has id " + id.dump() + "; expected 0 to 2147483647"), std::string::npos) << msg;
+  }
+
   j = tiny(json::array());
   j["model"]["type"] = "WordPiece";
   EXPECT_NE(user_error([&] { make(j); }).find("WordPiece"), std::string::npos);

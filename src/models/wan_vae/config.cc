@@ -117,6 +117,8 @@ WanVaeConfig WanVaeConfig::from_json(const json& j, const std::string& source) {
     if (std::int64_t{m} * std::max(c.decoder_base_dim, c.base_dim) > (1 << 16))
       f.fail("dim_mult", "multipliers that keep base_dim x dim_mult <= 65536 channels");
   c.num_res_blocks = f.integer("num_res_blocks", 0);
+  // As the HunyuanVideo-1.5 VAE's layers_per_block: a million blocks built for 20 s, then failed as a memory error.
+  if (c.num_res_blocks > 64) f.fail("num_res_blocks", "an integer from 0 to 64 (Wan's VAEs use 2)");
   c.attn_scales = f.number_list("attn_scales", false);
   c.temperal_downsample = f.bool_list("temperal_downsample");
   if (c.temperal_downsample.size() != c.dim_mult.size() - 1)

@@ -6,6 +6,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
+#include "dattn/io/json_object.h"
 
 namespace dattn::pipeline {
 
@@ -14,15 +15,16 @@ using json = nlohmann::json;
 
 json read_model_index(const std::string& dir) {
   const fs::path path = fs::path(dir) / "model_index.json";
-  if (!fs::is_directory(dir)) throw UserError("--model '" + dir + "': no such directory");
+  std::error_code ec;  // a link loop or a name too long is the user's folder: a UserError, not dattn's failure
+  if (!fs::is_directory(dir, ec))
+    throw UserError("--model '" + dir + "': no such directory" + (ec ? " (" + ec.message() + ")" : std::string()));
   refuse_special_file(path.string(), "pipeline index");
   std::ifstream in(path);
   if (!in)
     throw UserError(path.string() + ": not found; --model must be a diffusers pipeline directory "
                                     "(model_index.json, transformer/, vae/, text_encoder/, tokenizer/, scheduler/)");
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) throw UserError(path.string() + ": not a JSON object");
-  return j;
+  in.close();
+  return read_json_object(path.string(), "pipeline index");
 }
 
 std::string component_class(const json& index, const std::string& name, const std::string& source) {
@@ -54,22 +56,22 @@ void require_class(const std::string& got, const std::vector<std::string>& accep
 
 std::string require_dir(const std::string& dir, const std::string& name) {
   const fs::path p = fs::path(dir) / name;
-  if (!fs::is_directory(p)) throw UserError("--model '" + dir + "': component directory '" + name + "/' is missing");
+  std::error_code ec;
+  if (!fs::is_directory(p, ec))
+    throw UserError("--model '" + dir + "': component directory '" + name + "/' is missing" +
+                    (ec ? " or unreadable (" + ec.message() + ")" : std::string()));
   return p.string();
 }
 
 void require_file(const std::string& path) {
   refuse_special_file(path, "pipeline file");
-  if (!fs::is_regular_file(path)) throw UserError(path + ": not found");
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw UserError(path + (ec ? ": cannot be read (" + ec.message() + ")" : std::string(": not found")));
 }
 
 json read_json_object_file(const std::string& path) {
-  refuse_special_file(path, "config");
-  std::ifstream in(path);
-  if (!in) throw UserError(path + ": cannot open");
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object()) throw UserError(path + ": not a JSON object");
-  return j;
+  return read_json_object(path, "config");
 }
 
 void write_json_file(const std::string& path, const json& j) {

@@ -35,8 +35,11 @@ void read_guider(const std::string& dir, Hv15PipelineInfo& info) {
     throw UserError(path + ": 'guidance_rescale' is set; dattn's guidance implements guidance_rescale 0 only");
   if (number("start", 0.0) != 0.0 || number("stop", 1.0) != 1.0)
     throw UserError(path + ": 'start'/'stop' limit guidance to part of the schedule; dattn guides every step");
-  if (j.contains("use_original_formulation") && j.at("use_original_formulation") == true)
-    throw UserError(path + ": 'use_original_formulation' true is not implemented");
+  if (j.contains("use_original_formulation") && !j.at("use_original_formulation").is_null()) {
+    const json& v = j.at("use_original_formulation");
+    if (!v.is_boolean()) throw UserError(path + ": 'use_original_formulation' must be true or false, got " + v.dump());
+    if (v.get<bool>()) throw UserError(path + ": 'use_original_formulation' true is not implemented");
+  }
   info.guider_scale = number("guidance_scale", 6.0);
   if (!(info.guider_scale >= 0 && info.guider_scale <= pipeline::kMaxGuidanceScale))
     throw UserError(path + ": 'guidance_scale' " + j.at("guidance_scale").dump() + " must be between 0 and 100");

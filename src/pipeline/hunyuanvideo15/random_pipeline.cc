@@ -40,7 +40,8 @@ nlohmann::json model_index() {
 
 void write_random_hv15_pipeline(const std::string& out_dir, const RandomHv15PipelineSpec& spec) {
   const fs::path out(out_dir);
-  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+  std::error_code ec;  // the non-throwing forms: a link loop is the user's path, not dattn's failure
+  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec)))
     throw UserError("--out '" + out_dir + "' exists and is not an empty directory");
   for (const std::string* f : {&spec.transformer_config, &spec.vae_config, &spec.text_encoder_config,
                                &spec.text_encoder_2_config, &spec.scheduler_config, &spec.guider_config})

@@ -62,8 +62,13 @@ WanPipelineInfo inspect_wan_pipeline(const std::string& dir) {
   info.transformer = WanTransformerConfig::load(info.transformer_dir);
   info.vae = WanVaeConfig::from_json(read_component_config(info.vae_dir), info.vae_dir + "/config.json");
   info.text_dim = Umt5Config::load(info.text_encoder_dir).d_model;
-  // The scheduler config is read here too, so a bad one fails before any work.
-  info.num_train_timesteps = load_scheduler(info.scheduler_config)->num_train_timesteps();
+  // The scheduler config is read here too, so a bad one fails before any work; diffusers builds the class
+  // model_index.json names, so a config of another class is a mismatch, not a choice.
+  const auto scheduler = load_scheduler(info.scheduler_config);
+  if (scheduler->name() != info.scheduler_class)
+    throw UserError(info.scheduler_config + ": a " + scheduler->name() + " config, but " + source + " names " +
+                    info.scheduler_class + " for the scheduler");
+  info.num_train_timesteps = scheduler->num_train_timesteps();
 
   if (info.transformer.in_channels != info.vae.z_dim)
     throw UserError(dir + ": the transformer takes " + std::to_string(info.transformer.in_channels) +

@@ -39,7 +39,8 @@ json model_index(const std::string& scheduler_class, bool expand_timesteps) {
 
 void write_random_wan_pipeline(const std::string& out_dir, const RandomWanPipelineSpec& spec) {
   const fs::path out(out_dir);
-  if (fs::exists(out) && !(fs::is_directory(out) && fs::is_empty(out)))
+  std::error_code ec;  // the non-throwing forms: a link loop is the user's path, not dattn's failure
+  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec)))
     throw UserError("--out '" + out_dir + "' exists and is not an empty directory");
   // Check every input before writing anything.
   const json scheduler = pipeline::read_json_object_file(spec.scheduler_config);
