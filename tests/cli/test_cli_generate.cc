@@ -104,6 +104,34 @@ void expect_refused(const std::string& args, const std::string& output, const st
   EXPECT_FALSE(fs::exists(output)) << output;
 }
 
+// make-pipeline wrote every component (37 GB at full size) before its final check refused a scheduler of another
+// class or a guider it does not run, naming its own copy of the file: now the user's file, before any writing.
+TEST(CliMakePipeline, RefusesItsInputsBeforeWriting) {
+  const std::string dir = temp_path("mp_inputs"), out = temp_path("mp_out");
+  fs::create_directories(dir);
+  const std::string wan = golden(kPipeline), hv = golden("hv15_tiny/pipeline");
+  nlohmann::json ddim = nlohmann::json::parse(std::ifstream(wan + "/scheduler/scheduler_config.json"));
+  ddim["_class_name"] = "DDIMScheduler";
+  std::ofstream(dir + "/ddim.json") << ddim.dump();
+  expect_refused("make-pipeline --transformer-config " + shell_quote(wan + "/transformer/config.json") +
+                     " --vae-config " + shell_quote(wan + "/vae/config.json") + " --text-encoder-config " +
+                     shell_quote(wan + "/text_encoder/config.json") + " --tokenizer " + shell_quote(wan + "/tokenizer") +
+                     " --scheduler-config " + shell_quote(dir + "/ddim.json") + " --out " + shell_quote(out),
+                 out, dir + "/ddim.json: scheduler class \"DDIMScheduler\" is not implemented");
+  nlohmann::json guider = nlohmann::json::parse(std::ifstream(hv + "/guider/guider_config.json"));
+  guider["guidance_rescale"] = 0.7;
+  std::ofstream(dir + "/guider.json") << guider.dump();
+  expect_refused("make-pipeline --transformer-config " + shell_quote(hv + "/transformer/config.json") + " --vae-config " +
+                     shell_quote(hv + "/vae/config.json") + " --text-encoder-config " +
+                     shell_quote(hv + "/text_encoder/config.json") + " --tokenizer " + shell_quote(hv + "/tokenizer") +
+                     " --scheduler-config " + shell_quote(hv + "/scheduler/scheduler_config.json") +
+                     " --text-encoder-2-config " + shell_quote(hv + "/text_encoder_2/config.json") + " --tokenizer-2 " +
+                     shell_quote(hv + "/tokenizer_2") + " --guider-config " + shell_quote(dir + "/guider.json") +
+                     " --out " + shell_quote(out),
+                 out, dir + "/guider.json: 'guidance_rescale' is set");
+  fs::remove_all(dir);
+}
+
 // The output the refusals are checked with: an mp4 where this build writes one; a build without FFmpeg
 // (DATTN_VIDEO=off) would refuse the .mp4 itself before the argument under test.
 #ifdef DATTN_WITH_FFMPEG

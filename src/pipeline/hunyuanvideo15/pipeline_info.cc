@@ -10,45 +10,13 @@
 #include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
 #include "dattn/pipeline/scheduler.h"
 #include "pipeline/common/model_index.h"
-#include "pipeline/common/request_checks.h"
+#include "pipeline/hunyuanvideo15/component_checks.h"
 
 namespace dattn {
 namespace {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
-
-void read_guider(const std::string& dir, Hv15PipelineInfo& info) {
-  const std::string path = (fs::path(pipeline::require_dir(dir, "guider")) / "guider_config.json").string();
-  pipeline::require_file(path);
-  const json j = pipeline::read_json_object_file(path);
-  const std::string cls = pipeline::optional_string(j, "_class_name", path);
-  if (cls != "ClassifierFreeGuidance")
-    throw UserError(path + ": guider class is '" + cls + "'; dattn runs ClassifierFreeGuidance");
-  const auto number = [&](const char* key, double fallback) {
-    if (!j.contains(key) || j.at(key).is_null()) return fallback;
-    if (!j.at(key).is_number()) throw UserError(path + ": '" + key + "' must be a number, got " + j.at(key).dump());
-    return j.at(key).get<double>();
-  };
-  // What dattn's guidance does not implement changes the result: refuse it rather than ignore it.
-  if (number("guidance_rescale", 0.0) != 0.0)
-    throw UserError(path + ": 'guidance_rescale' is set; dattn's guidance implements guidance_rescale 0 only");
-  if (number("start", 0.0) != 0.0 || number("stop", 1.0) != 1.0)
-    throw UserError(path + ": 'start'/'stop' limit guidance to part of the schedule; dattn guides every step");
-  if (j.contains("use_original_formulation") && !j.at("use_original_formulation").is_null()) {
-    const json& v = j.at("use_original_formulation");
-    if (!v.is_boolean()) throw UserError(path + ": 'use_original_formulation' must be true or false, got " + v.dump());
-    if (v.get<bool>()) throw UserError(path + ": 'use_original_formulation' true is not implemented");
-  }
-  info.guider_scale = number("guidance_scale", 6.0);
-  if (!(info.guider_scale >= 0 && info.guider_scale <= pipeline::kMaxGuidanceScale))
-    throw UserError(path + ": 'guidance_scale' " + j.at("guidance_scale").dump() + " must be between 0 and 100");
-  if (j.contains("enabled") && !j.at("enabled").is_null()) {
-    if (!j.at("enabled").is_boolean())
-      throw UserError(path + ": 'enabled' must be true or false, got " + j.at("enabled").dump());
-    info.guider_enabled = j.at("enabled").get<bool>();
-  }
-}
 
 }  // namespace
 
@@ -82,7 +50,13 @@ Hv15PipelineInfo inspect_hv15_pipeline(const std::string& dir) {
   info.scheduler_config = (fs::path(pipeline::require_dir(dir, "scheduler")) / "scheduler_config.json").string();
   pipeline::require_file(info.scheduler_config);
   pipeline::require_file((fs::path(info.tokenizer_dir) / "tokenizer.json").string());
-  read_guider(dir, info);
+  {
+    const std::string guider = (fs::path(pipeline::require_dir(dir, "guider")) / "guider_config.json").string();
+    pipeline::require_file(guider);
+    const hv15::GuiderSettings g = hv15::read_guider(guider);
+    info.guider_enabled = g.enabled;
+    info.guider_scale = g.scale;
+  }
 
   info.transformer = HunyuanVideo15TransformerConfig::load(info.transformer_dir);
   info.vae = HunyuanVideo15VaeConfig::from_json(read_component_config(info.vae_dir), info.vae_dir + "/config.json");
@@ -90,23 +64,7 @@ Hv15PipelineInfo inspect_hv15_pipeline(const std::string& dir) {
   const std::int64_t qwen_width = Qwen25VLTextConfig::load(info.text_encoder_dir).hidden_size;
   const std::int64_t byt5_width = Umt5Config::load_t5_family(info.text_encoder_2_dir).d_model;
 
-  const std::int64_t c = info.vae.latent_channels;
-  if (info.transformer.out_channels != c)
-    throw UserError(dir + ": the transformer predicts " + std::to_string(info.transformer.out_channels) +
-                    " channels but the VAE's latent_channels is " + std::to_string(c));
-  if (info.transformer.in_channels != 2 * c + 1)
-    throw UserError(dir + ": the transformer takes " + std::to_string(info.transformer.in_channels) +
-                    " channels; expected 2 x latent_channels + 1 = " + std::to_string(2 * c + 1) +
-                    " (latents, conditioning latents, mask)");
-  if (info.transformer.text_embed_dim != qwen_width)
-    throw UserError(dir + ": the transformer's text_embed_dim is " + std::to_string(info.transformer.text_embed_dim) +
-                    " but the text encoder's hidden_size is " + std::to_string(qwen_width));
-  if (info.transformer.text_embed_2_dim != byt5_width)
-    throw UserError(dir + ": the transformer's text_embed_2_dim is " + std::to_string(info.transformer.text_embed_2_dim) +
-                    " but text_encoder_2's d_model is " + std::to_string(byt5_width));
-  if (info.transformer.patch_size_t != 1)
-    throw UserError(info.transformer_dir + "/config.json: patch_size_t " + std::to_string(info.transformer.patch_size_t) +
-                    " is not supported by the pipeline (HunyuanVideo-1.5 uses 1)");
+  hv15::check_components(info.transformer, info.vae, qwen_width, byt5_width, dir);
   return info;
 }
 

@@ -7,9 +7,13 @@
 
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
+#include "dattn/models/qwen2_5_vl.h"
 #include "dattn/models/random_checkpoint.h"
+#include "dattn/models/umt5.h"
 #include "dattn/pipeline/hunyuanvideo15/hv15_pipeline.h"
+#include "dattn/pipeline/scheduler.h"
 #include "pipeline/common/model_index.h"
+#include "pipeline/hunyuanvideo15/component_checks.h"
 
 namespace dattn {
 namespace {
@@ -43,9 +47,18 @@ void write_random_hv15_pipeline(const std::string& out_dir, const RandomHv15Pipe
   std::error_code ec;  // the non-throwing forms: a link loop is the user's path, not dattn's failure
   if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec)))
     throw UserError("--out '" + out_dir + "' exists and is not an empty directory");
-  for (const std::string* f : {&spec.transformer_config, &spec.vae_config, &spec.text_encoder_config,
-                               &spec.text_encoder_2_config, &spec.scheduler_config, &spec.guider_config})
-    (void)pipeline::read_json_object_file(*f);  // every input readable before gigabytes are written
+  // Every input checked as inspect_hv15_pipeline checks the written folder, before gigabytes are written, and
+  // named as the user gave it.
+  const auto config = [](const std::string& path) { return pipeline::read_json_object_file(path); };
+  const auto transformer = HunyuanVideo15TransformerConfig::from_json(config(spec.transformer_config), spec.transformer_config);
+  const auto vae = HunyuanVideo15VaeConfig::from_json(config(spec.vae_config), spec.vae_config);
+  const auto qwen = Qwen25VLTextConfig::from_json(config(spec.text_encoder_config), spec.text_encoder_config);
+  const auto byt5 = Umt5Config::from_json_t5_family(config(spec.text_encoder_2_config), spec.text_encoder_2_config);
+  if (const auto scheduler = load_scheduler(spec.scheduler_config); scheduler->name() != "FlowMatchEulerDiscreteScheduler")
+    throw UserError(spec.scheduler_config + ": a " + scheduler->name() +
+                    " config; HunyuanVideo-1.5 runs FlowMatchEulerDiscreteScheduler");
+  (void)hv15::read_guider(spec.guider_config);
+  hv15::check_components(transformer, vae, qwen.hidden_size, byt5.d_model, spec.transformer_config);
   OutputDirectory output(out_dir, "--out");      // a failed component removes the whole pipeline
   RandomCheckpointOptions o;
   o.dtype = spec.dtype;

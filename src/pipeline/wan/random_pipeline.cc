@@ -11,6 +11,7 @@
 #include "dattn/models/umt5_random.h"
 #include "dattn/models/wan_vae.h"
 #include "dattn/pipeline/wan/random_pipeline.h"
+#include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/wan/wan_pipeline.h"
 #include "dattn/text/tokenizer.h"
 #include "pipeline/common/model_index.h"
@@ -44,6 +45,7 @@ void write_random_wan_pipeline(const std::string& out_dir, const RandomWanPipeli
     throw UserError("--out '" + out_dir + "' exists and is not an empty directory");
   // Check every input before writing anything.
   const json scheduler = pipeline::read_json_object_file(spec.scheduler_config);
+  (void)load_scheduler(spec.scheduler_config);  // its class and fields, as the written folder's are checked
   const Umt5Config text_config = Umt5Config::from_json(pipeline::read_json_object_file(spec.text_encoder_config), spec.text_encoder_config);
   const WanVaeConfig vae_config = WanVaeConfig::from_json(pipeline::read_json_object_file(spec.vae_config), spec.vae_config);
   const T5Tokenizer tokenizer = T5Tokenizer::load(spec.tokenizer_dir);
