@@ -129,6 +129,13 @@ TEST(CliMakePipeline, RefusesItsInputsBeforeWriting) {
                      shell_quote(hv + "/tokenizer_2") + " --guider-config " + shell_quote(dir + "/guider.json") +
                      " --out " + shell_quote(out),
                  out, dir + "/guider.json: 'guidance_rescale' is set");
+  // Another family's inputs are refused, not ignored.
+  expect_refused("make-pipeline --transformer-config " + shell_quote(wan + "/transformer/config.json") +
+                     " --vae-config " + shell_quote(wan + "/vae/config.json") + " --text-encoder-config " +
+                     shell_quote(wan + "/text_encoder/config.json") + " --tokenizer " + shell_quote(wan + "/tokenizer") +
+                     " --scheduler-config " + shell_quote(wan + "/scheduler/scheduler_config.json") +
+                     " --guider-config " + shell_quote(hv + "/guider/guider_config.json") + " --out " + shell_quote(out),
+                 out, "--guider-config is for a HunyuanVideo-1.5 pipeline");
   fs::remove_all(dir);
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,9 @@ int run_make_hv15_pipeline(const MakePipelineOptions& o, DType dtype) {
   need(o.text_encoder_2_config, "--text-encoder-2-config");
   need(o.tokenizer_2, "--tokenizer-2");
   need(o.guider_config, "--guider-config");
+  if (o.text_encoder_dtype != "fp32")
+    throw UserError("--text-encoder-dtype is for a Wan pipeline's umT5; HunyuanVideo-1.5's Qwen text encoder is "
+                    "written in --dtype (and ByT5 in fp32)");
   RandomHv15PipelineSpec spec{o.spec.transformer_config, o.spec.vae_config, o.spec.text_encoder_config,
                               o.text_encoder_2_config, o.spec.tokenizer_dir, o.tokenizer_2, o.spec.scheduler_config,
                               o.guider_config, dtype, o.spec.seed};
@@ -61,6 +65,13 @@ int run_make_pipeline(MakePipelineOptions o) {
   o.spec.dtype = *dtype;
   if (transformer_class(o.spec.transformer_config) == "HunyuanVideo15Transformer3DModel")
     return run_make_hv15_pipeline(o, *dtype);
+  // A Wan pipeline: the HunyuanVideo-1.5 inputs would be ignored in silence.
+  for (const auto& [value, flag] : {std::pair{&o.text_encoder_2_config, "--text-encoder-2-config"},
+                                    std::pair{&o.tokenizer_2, "--tokenizer-2"},
+                                    std::pair{&o.guider_config, "--guider-config"}})
+    if (!value->empty())
+      throw UserError(std::string(flag) + " is for a HunyuanVideo-1.5 pipeline (a transformer config of class "
+                      "HunyuanVideo15Transformer3DModel); this transformer config makes a Wan pipeline");
   const auto text_dtype = parse_dtype(o.text_encoder_dtype);
   if (!text_dtype || (*text_dtype != DType::F32 && *text_dtype != DType::BF16))
     throw UserError("--text-encoder-dtype '" + o.text_encoder_dtype + "': expected fp32 or bf16");
