@@ -251,6 +251,20 @@ std::string nested_roles_text(int depth) {
   return s;
 }
 
+// A key given twice kept the last value in silence; keys of different objects may repeat.
+TEST(ConfigJson, AKeyGivenTwiceInOneObjectIsAnError) {
+  EXPECT_EQ(config_error([] { AttentionConfig::from_json_string(R"({"default":"SDPA","default":"FLASH_ATTN"})"); }),
+            "Invalid JSON in diffusion attention config: key 'default' is given twice in one object.");
+  EXPECT_NE(config_error([] {
+              AttentionConfig::from_json_string(
+                  R"({"per_role":{"self":{"backend":"SPARSE_BLOCK","extra":{"density":0.5,"density":0.25}}}})");
+            }).find("key 'density' is given twice"),
+            std::string::npos);
+  const AttentionConfig ok = AttentionConfig::from_json_string(
+      R"({"per_role":{"self":{"backend":"SDPA"},"cross":{"backend":"SDPA"}},"default":{"backend":"SDPA"}})");
+  EXPECT_EQ(ok.per_role.size(), 2u);
+}
+
 // 20,000 levels overflowed the stack of the recursive role reader (SIGSEGV); now a one-line error at
 // the depth limit, whether the JSON comes as text or is built in C++.
 TEST(ConfigJson, NestingDepthIsLimited) {

@@ -1,7 +1,10 @@
 // AttentionConfig from and to the "plain dict" JSON form (spec section 3). Reading happens in two
 // steps: parse_raw checks the structure and flattens nested roles; finalize resolves "auto", canonical
 // backend names and validates extras. Command-line flags merge between the two (config_flags.cc).
+#include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "attention/config/config_raw.h"
 #include "dattn/attention/backend.h"
@@ -128,13 +131,20 @@ AttentionConfig finalize(const RawConfig& raw) {
 
 namespace {
 
-// A parser callback refusing nesting past kMaxConfigDepth (depth counts the enclosing levels).
+// A parser callback refusing nesting past kMaxConfigDepth (depth counts the enclosing levels) and a key given
+// twice in one object (the parser would keep the last in silence: a typo must never be ignored).
 json::parser_callback_t depth_limit(std::string_view what) {
-  return [what = std::string(what)](int depth, json::parse_event_t event, json&) {
+  auto keys = std::make_shared<std::vector<std::set<std::string>>>();  // the open objects' keys
+  return [what = std::string(what), keys](int depth, json::parse_event_t event, json& parsed) {
     if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
         depth >= kMaxConfigDepth)
       throw ConfigError("Invalid JSON in " + what + ": nested deeper than " + std::to_string(kMaxConfigDepth) +
                         " levels (a configuration needs a handful: per_role, the role's dotted parts, spec, extra).");
+    if (event == json::parse_event_t::object_start) keys->emplace_back();
+    if (event == json::parse_event_t::object_end && !keys->empty()) keys->pop_back();
+    if (event == json::parse_event_t::key && !keys->empty() && !keys->back().insert(parsed.get<std::string>()).second)
+      throw ConfigError("Invalid JSON in " + what + ": key '" + parsed.get<std::string>() +
+                        "' is given twice in one object.");
     return true;
   };
 }
