@@ -125,6 +125,20 @@ TEST_F(VideoWriterTest, AShorterPngSequenceRemovesTheLongerOnesTail) {
     EXPECT_TRUE(fs::exists(path(kept))) << kept;
 }
 
+// A folder in the way of frame 1 was found after the run, with frame 0 already renamed into place.
+TEST_F(VideoWriterTest, AFolderInThePlaceOfAFrameIsRefusedBeforeAnyFrame) {
+  DATTN_SKIP_WITHOUT_FFMPEG();
+  fs::create_directories(path("seq_0001.png"));
+  try {
+    write_video(path("seq.png"), Tensor::from_f64(pattern(3, 8, 6, false), {3, 8, 6, 3}, DType::F64));
+    ADD_FAILURE() << "written over a folder";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("frame 1's file"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path("seq_0000.png")));
+  EXPECT_NO_THROW(check_frame_paths(path("seq.png"), 1));  // one frame is seq.png itself
+}
+
 TEST_F(VideoWriterTest, Mp4DecodesCloseToTheInput) {
   DATTN_SKIP_WITHOUT_FFMPEG();
   const std::int64_t F = 9, H = 64, W = 96;

@@ -182,6 +182,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   if (o.fps < 1 || o.fps > 240) throw UserError("--fps " + std::to_string(o.fps) + " must be from 1 to 240");
   video_format_for(o.output);  // a bad extension is refused before any folder is made
   check_frame_size(o.output, o.height, o.width);
+  check_frame_paths(o.output, o.num_frames);
   if (o.validate_min_psnr && o.validate_against.empty())
     throw UserError("--validate-min-psnr needs --validate-against BACKEND (the run to compare with)");
   if (!o.validate_quantization.empty() && o.validate_against.empty())

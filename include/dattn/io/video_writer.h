@@ -34,6 +34,9 @@ struct VideoWriteOptions {
 void check_output_path(const std::string& path, const VideoWriteOptions& options = {});
 // Frame-size rules of the format (yuv420p H.264 needs even sizes); throws UserError.
 void check_frame_size(const std::string& path, std::int64_t height, std::int64_t width);
+// For a .png sequence of `frames` frames: no numbered frame's path is a folder (found after the run, it left
+// the frames before it renamed and the rest missing). Throws UserError naming it; other formats pass.
+void check_frame_paths(const std::string& path, std::int64_t frames);
 
 // Writes `frames`; returns the files written (several for a png sequence). Throws UserError for a bad
 // shape, dtype or path, NumericError (nothing written) when a frame value is NaN or Inf, and

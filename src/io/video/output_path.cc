@@ -47,6 +47,16 @@ void check_output_path(const std::string& path, const VideoWriteOptions& options
 #endif
 }
 
+void check_frame_paths(const std::string& path, std::int64_t frames) {
+  if (video_format_for(path) != VideoFormat::PNG || frames < 2) return;
+  for (std::int64_t i = 0; i < frames; ++i) {
+    const std::string frame = video_detail::png_sequence_path(path, i);
+    std::error_code ec;
+    if (fs::is_directory(frame, ec))
+      throw UserError("output '" + path + "': frame " + std::to_string(i) + "'s file '" + frame + "' is a folder");
+  }
+}
+
 void check_frame_size(const std::string& path, std::int64_t height, std::int64_t width) {
   if (height < 1 || width < 1)
     throw UserError("output '" + path + "': frame size " + std::to_string(height) + "x" + std::to_string(width) +

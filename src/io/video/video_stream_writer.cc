@@ -169,6 +169,7 @@ VideoStreamWriter::VideoStreamWriter(const std::string& path, std::int64_t frame
     throw UserError(path + ": no pixels to write in a video of " + std::to_string(frames) + " frames of " +
                     std::to_string(width) + "x" + std::to_string(height));
   check_frame_size(path, height, width);
+  check_frame_paths(path, frames);
   s.g = {frames, height, width};
   s.open(options);
   s.thread = std::thread([&s] { s.run(); });
