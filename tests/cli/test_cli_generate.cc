@@ -62,6 +62,7 @@ TEST(CliGenerate, ReproducesTheGoldenPipeline) {
   std::ifstream in(report);
   const nlohmann::json j = nlohmann::json::parse(in);
   EXPECT_EQ(j.at("frames"), 9);
+  EXPECT_EQ(j.at("guidance"), "sequential");
   EXPECT_EQ(j.at("attention").size(), 2u);
   // start-up, the three loads, text encoding, denoising, vae decode, writing: they add up to the total.
   ASSERT_EQ(j.at("stages").size(), 8u);
@@ -71,6 +72,19 @@ TEST(CliGenerate, ReproducesTheGoldenPipeline) {
   EXPECT_LE(stage_sum, j.at("total_ms").get<double>() + 0.01);
   EXPECT_GE(stage_sum, 0.9 * j.at("total_ms").get<double>()) << j.at("stages").dump();
   EXPECT_GT(j.at("peak_host_rss_bytes").get<std::int64_t>(), 0);
+  fs::remove(out);
+  fs::remove(report);
+}
+
+// With guidance off (scale <= 1) the report said the strategy asked for, "batched", though none ran.
+TEST(CliGenerate, TheReportSaysGuidanceOffWhenItDidNotRun) {
+  const std::string out = temp_path("noguide.safetensors"), report = temp_path("noguide.json");
+  std::string args = golden_args(out, "--height 64 --width 96", "--num-frames 5");
+  args.replace(args.find("--guidance-scale 5"), 18, "--guidance-scale 1");
+  const CliResult r = run_dattn(args + " --guidance batched --report " + shell_quote(report));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::ifstream in(report);
+  EXPECT_EQ(nlohmann::json::parse(in).at("guidance"), "off");
   fs::remove(out);
   fs::remove(report);
 }

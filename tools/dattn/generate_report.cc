@@ -79,7 +79,7 @@ nlohmann::json summary_json(const GenerateReport& r) {
           {"fps", r.fps},
           {"num_inference_steps", r.steps},
           {"guidance_scale", r.guidance_scale},
-          {"guidance", r.guidance},
+          {"guidance", r.guidance_scale > 1 ? r.guidance : "off"},  // the strategy only when guidance ran
           {"median_step_ms", r.median_step_ms},
           {"seed", r.seeded_noise ? nlohmann::json(r.seed) : nlohmann::json(nullptr)},
           {"attention", attention},
