@@ -50,6 +50,23 @@ bool agree(parallel::Communicator& world, bool mine) {
   return flag.data_as<std::int8_t>()[0] != 0;
 }
 
+// How many ranks refuse `request` (Pipeline::check, which also reads this rank's own free memory, so the
+// answers can differ); `mine` holds this rank's refusal. Collective over `world`: every rank runs the request
+// or none does (a rank that refused alone went back to waiting while the others waited for it in the run).
+int refusals(Pipeline& pipeline, const GenerationRequest& request, parallel::Communicator& world,
+             std::exception_ptr& mine) {
+  Tensor count = Tensor::empty({1}, DType::F64);
+  count.data_as<double>()[0] = 0;
+  try {
+    pipeline.check(request);
+  } catch (const UserError&) {
+    mine = std::current_exception();
+    count.data_as<double>()[0] = 1;
+  }
+  world.all_reduce_sum(count);
+  return static_cast<int>(count.data_as<double>()[0]);
+}
+
 // Raised the same way on every rank (the same request and checks; cancelling is agreed): the ranks
 // leave the run at the same point and stay in step for the next one.
 bool same_on_every_rank(const std::exception_ptr& error) {
@@ -144,6 +161,12 @@ GenerationResult RelayedPipeline::run(const GenerationRequest& request, const Pr
   relayed.cancelled = [this, asked = observer.cancelled] { return agree(*world_, asked && asked()); };
   try {
     send(*world_, kRun, message);
+    std::exception_ptr mine;
+    if (const int n = refusals(*inner_, request, *world_, mine); n > 0) {
+      if (mine) std::rethrow_exception(mine);
+      throw UserError(std::to_string(n) + " of the " + std::to_string(world_->size()) +
+                      " ranks cannot run this request (their log says why: e.g. too little free memory on that rank)");
+    }
     return inner_->run(request, relayed);
   } catch (...) {
     if (!same_on_every_rank(std::current_exception())) end_world(std::current_exception());
@@ -163,6 +186,17 @@ void follow_runs(Pipeline& pipeline, parallel::Communicator& world) {
     world.broadcast(bytes, 0);
     const GenerationRequest request =
         decode_request(std::string(static_cast<const char*>(bytes.data()), static_cast<std::size_t>(bytes.numel())));
+    std::exception_ptr mine;
+    if (refusals(pipeline, request, world, mine) > 0) {  // rank 0 answers the client; no rank runs it
+      if (mine) {
+        try {
+          std::rethrow_exception(mine);
+        } catch (const UserError& e) {
+          std::fprintf(stderr, "[dattn serve] rank %d refused a request: %s\n", world.rank(), e.what());
+        }
+      }
+      continue;
+    }
     ProgressObserver observer;
     observer.cancelled = [&world] { return agree(world, false); };
     try {

@@ -8,8 +8,9 @@
 //            release_followers(*world);
 //   others:  follow_runs(*load_pipeline(dir, o), *world);   // returns at release_followers
 //
-// The ranks stay at the same collective because they decide the same things: the same request, checked
-// the same way (a UserError is raised on every rank), and cancelling (DELETE, shutdown) decided by rank 0
+// The ranks stay at the same collective because they decide the same things: the same request, checked on
+// every rank and run by all or none (the check reads each rank's own free memory, so the ranks agree on its
+// answers first; a request one rank refuses is refused to the client), and cancelling (DELETE, shutdown) decided by rank 0
 // before every step and sent to the others, so all stop at the same step. A failure that only one rank may
 // see (an internal error) could leave the ranks at different collectives: that rank then ends its process
 // with the error, and mpirun ends the others (the server with them; jobs left unfinished are marked
