@@ -1,6 +1,8 @@
 // The degrees' checks and the rank layout (see groups.h).
 #include "dattn/parallel/groups.h"
 
+#include <cstdint>
+
 #include <string>
 
 #include "dattn/core/error.h"
@@ -18,6 +20,18 @@ void check_degrees(const ParallelDegrees& d, int world_size) {
   if (d.cfg > 2)
     throw UserError("--cfg-parallel-size " + std::to_string(d.cfg) +
                     ": expected 1 or 2 (the conditional and unconditional branches of guidance)");
+  // Degrees split attention heads, which models count in tens: past kMaxRanks a value is a typo, and the
+  // product (an int) could wrap (641 x 6700417 made 1 and ran as one process).
+  const auto at_most = [](int v, const char* flag) {
+    if (v > kMaxRanks)
+      throw UserError(std::string(flag) + " " + std::to_string(v) + ": expected at most " + std::to_string(kMaxRanks));
+  };
+  at_most(d.tensor_parallel, "--tensor-parallel-size");
+  at_most(d.ulysses, "--ulysses-degree");
+  if (std::int64_t{d.tensor_parallel} * d.ulysses * d.cfg > kMaxRanks)
+    throw UserError("--tensor-parallel-size " + std::to_string(d.tensor_parallel) + " x --ulysses-degree " +
+                    std::to_string(d.ulysses) + " x --cfg-parallel-size " + std::to_string(d.cfg) +
+                    ": expected at most " + std::to_string(kMaxRanks) + " ranks in all");
   if (d.product() == world_size) return;
   const std::string product = "--tensor-parallel-size " + std::to_string(d.tensor_parallel) + " x --ulysses-degree " +
                               std::to_string(d.ulysses) + " x --cfg-parallel-size " + std::to_string(d.cfg) + " = " +

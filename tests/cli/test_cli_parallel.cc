@@ -47,6 +47,8 @@ TEST(CliParallel, GenerateRefusesDegreesThatOneProcessCannotRun) {
                      (parallel::built_with_mpi() ? ": start 2 ranks with mpirun -np 2" : " and this build of dattn has no MPI"));
   expect_refused(generate_args("--cfg-parallel-size 3"), "--cfg-parallel-size 3: expected 1 or 2");
   expect_refused(generate_args("--ulysses-degree 0"), "--ulysses-degree 0: expected a whole number >= 1");
+  expect_refused(generate_args("--tensor-parallel-size 641 --ulysses-degree 6700417"),
+                 "--ulysses-degree 6700417: expected at most 1024");
   expect_refused(generate_args("--tensor-parallel-size 2"), "--tensor-parallel-size 2 x --ulysses-degree 1");
   expect_refused(generate_args("--guidance cfg-parallel"),
                  "guidance 'cfg-parallel' runs the two branches on a CFG group of 2 ranks");

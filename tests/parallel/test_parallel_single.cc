@@ -41,6 +41,13 @@ TEST(ParallelDegrees, AcceptsAProductEqualToTheWorldAndNamesTheFlagOtherwise) {
   const std::string wrong = refusal({1, 2, 2}, 2);
   EXPECT_NE(wrong.find("= 4 ranks, but 2 ranks were started"), std::string::npos) << wrong;
   for (const std::string& m : {alone, wrong}) EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  // The int product wrapped: 641 x 6700417 made 1 (run as one process), 65536 x 65536 made 0; 100000 ranks were
+  // started and the OOM killer ended them.
+  EXPECT_NE(refusal({641, 6700417, 1}, 1).find("--ulysses-degree 6700417: expected at most 1024"), std::string::npos);
+  EXPECT_NE(refusal({100000, 1, 1}, 100000).find("--tensor-parallel-size 100000: expected at most 1024"),
+            std::string::npos);
+  EXPECT_NE(refusal({512, 4, 1}, 2048).find("expected at most 1024 ranks in all"), std::string::npos);
+  EXPECT_EQ(refusal({8, 64, 2}, 1024), "");
 }
 
 TEST(SingleProcessCommunicator, EveryCollectiveIsTheIdentity) {

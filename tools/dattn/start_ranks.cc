@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -40,6 +42,14 @@ void start_ranks_when_alone(const ParallelFlags& flags, Device device, const std
   if (!parallel::built_with_mpi()) parallel::check_degrees(d, 1);  // refuses: "... this build of dattn has no MPI"
   const int ranks = d.product();
   require_gpu_per_rank(device, ranks, asked(d) + " starts " + std::to_string(ranks) + " ranks on this host");
+  if (device == Device::CPU) {  // each rank holds the model: far more than the cores only fills the memory
+    const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int most = std::max(8, 4 * threads);
+    if (ranks > most)
+      throw UserError(asked(d) + " starts " + std::to_string(ranks) + " ranks on this host's CPU, which has " +
+                      std::to_string(threads) + " hardware threads: expected at most " + std::to_string(most) +
+                      " (4 a thread); start more across hosts with mpirun");
+  }
   const std::string exe = parallel::this_executable();
   const parallel::Launcher launcher = parallel::find_launcher();
   if (launcher.path.empty())

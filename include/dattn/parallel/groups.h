@@ -19,7 +19,11 @@ struct ParallelDegrees {
   bool parallel() const { return product() > 1; }
 };
 
-// UserError naming the flag and what was expected: a degree below 1, cfg not 1 or 2, a product that is
+// The most ranks a run takes (each degree and their product).
+inline constexpr int kMaxRanks = 1024;
+
+// UserError naming the flag and what was expected: a degree below 1 or above kMaxRanks, cfg not 1 or 2, a
+// product above kMaxRanks or that is
 // not the world's size (with how the ranks were started), a multi-rank run in a build without MPI.
 void check_degrees(const ParallelDegrees& degrees, int world_size);
 
