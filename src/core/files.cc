@@ -14,6 +14,11 @@
 
 namespace dattn {
 
+std::string unusual_path_error(const std::error_code& ec) {
+  if (!ec || ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory) return "";
+  return " (" + ec.message() + ")";
+}
+
 void require_regular_file(const std::string& path, const std::string& what) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {

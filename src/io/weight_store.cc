@@ -66,8 +66,8 @@ std::vector<std::string> shards_of_index(const fs::path& index_path) {
   for (const auto& f : files) {
     std::error_code ec;
     if (!fs::is_regular_file(f, ec))
-      throw UserError(index_path.string() + ": shard '" + f + "' " +
-                      (ec ? "cannot be read (" + ec.message() + ")" : std::string("does not exist or is not a file")));
+      throw UserError(index_path.string() + ": shard '" + f + "' does not exist or is not a file" +
+                      unusual_path_error(ec));
   }
   return files;
 }
@@ -78,7 +78,7 @@ WeightStore::WeightStore(const std::string& dir) {
   // The error_code forms: a link loop or a name too long is the user's folder, not dattn's failure.
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
-    throw UserError("'" + dir + "' is not a directory" + (ec ? " (" + ec.message() + ")" : std::string()));
+    throw UserError("'" + dir + "' is not a directory" + unusual_path_error(ec));
   std::vector<fs::path> indexes, singles;
   for (const auto& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();

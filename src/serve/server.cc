@@ -7,10 +7,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <system_error>
+#include <thread>
 #include <utility>
 
 #include "dattn/core/error.h"
@@ -187,7 +191,14 @@ int Server::start() {
   // test) overflowed it and some lost their connection before an answer. A second listen() on the bound
   // socket only resizes its queue.
   if (listen_sock >= 0) ::listen(listen_sock, SOMAXCONN);
-  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  auto listener_ended = std::make_shared<std::atomic<bool>>(false);
+  listener_ = std::thread([this, listener_ended] {
+    http_->listen_after_bind();
+    *listener_ended = true;
+  });
+  // httplib's stop() does nothing until the listener runs: a shutdown right after start (a model that fails
+  // to load at once) left the listener running and shutdown() joining it forever. Wait until it runs.
+  while (!http_->is_running() && !*listener_ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   std::fprintf(stderr, "[dattn serve] listening on http://%s:%d\n", s.options.host.c_str(), port);
   return port;
 }

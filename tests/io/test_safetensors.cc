@@ -213,7 +213,8 @@ TEST_F(SafetensorsTest, AnIndexNamesOnlyFilesOfItsOwnFolder) {
   }
   fs::create_symlink("loop.safetensors", file("model/loop.safetensors"));
   index("loop.safetensors");
-  EXPECT_NE(weight_store_error(file("model")).find("cannot be read"), std::string::npos) << weight_store_error(file("model"));
+  EXPECT_NE(weight_store_error(file("model")).find("(Too many levels of symbolic links)"), std::string::npos)
+      << weight_store_error(file("model"));
   index(std::string(300, 'a') + ".safetensors");
   EXPECT_NE(weight_store_error(file("model")).find("shard '"), std::string::npos) << weight_store_error(file("model"));
   // A syntax error is named with the parser's position, not as "not a JSON object".

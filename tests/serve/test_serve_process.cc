@@ -105,6 +105,19 @@ TEST(ServeProcess, KillNineThenSigtermThenRestart) {
   EXPECT_EQ(files, std::vector<std::string>{done + serve::video_extension(kVideoFormat)});
 }
 
+// A model that fails to load at once (a missing folder) stopped the server right after it bound the port,
+// before httplib's listener ran: its stop() did nothing and shutdown waited for the listener forever.
+TEST(ServeProcess, AModelThatFailsAtOnceEndsTheServerWithStatusTwo) {
+  const std::string format = std::string(" --video-format ") + serve::video_format_name(kVideoFormat);
+  for (int i = 0; i < 3; ++i) {  // the race it lost was a matter of milliseconds
+    const CliResult r = run_dattn("serve /nonexistent/dattn-model --device cpu --port 0 --output-dir " +
+                                      shell_quote(fresh_dir("fails_at_once_" + std::to_string(i))) + format,
+                                  "", "", 60);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("--model '/nonexistent/dattn-model': no such directory"), std::string::npos) << r.err;
+  }
+}
+
 // The README's "Serving" section: the curl line after <!-- serve-test: curl --> runs as written, on the
 // port this test's server took.
 TEST(ServeProcess, ReadmeCurlExampleRunsAsWritten) {

@@ -3,6 +3,7 @@
 // a device or a directory would block open() or read forever, so readers stat a path before opening it.
 #include <cstdint>
 #include <string>
+#include <system_error>
 
 namespace dattn {
 
@@ -13,6 +14,10 @@ void require_regular_file(const std::string& path, const std::string& what);
 // The same check, but a path that does not exist passes: for readers whose own "missing" message says
 // more (what the folder should hold). Call it right before opening the path.
 void refuse_special_file(const std::string& path, const std::string& what);
+
+// " (why)" for a filesystem error other than a missing path (a link loop, a name too long, no permission), to
+// follow a message that already says the path is missing or wrong; "" for none or a missing path.
+std::string unusual_path_error(const std::error_code& ec);
 
 // A directory a command writes into, removed again with everything written in it unless commit() is
 // called: a failed write (disk full, a bad tensor) leaves no half-written model behind. The directory

@@ -17,7 +17,7 @@ json read_model_index(const std::string& dir) {
   const fs::path path = fs::path(dir) / "model_index.json";
   std::error_code ec;  // a link loop or a name too long is the user's folder: a UserError, not dattn's failure
   if (!fs::is_directory(dir, ec))
-    throw UserError("--model '" + dir + "': no such directory" + (ec ? " (" + ec.message() + ")" : std::string()));
+    throw UserError("--model '" + dir + "': no such directory" + unusual_path_error(ec));
   refuse_special_file(path.string(), "pipeline index");
   std::ifstream in(path);
   if (!in)
@@ -59,7 +59,7 @@ std::string require_dir(const std::string& dir, const std::string& name) {
   std::error_code ec;
   if (!fs::is_directory(p, ec))
     throw UserError("--model '" + dir + "': component directory '" + name + "/' is missing" +
-                    (ec ? " or unreadable (" + ec.message() + ")" : std::string()));
+                    unusual_path_error(ec));
   return p.string();
 }
 
@@ -67,7 +67,7 @@ void require_file(const std::string& path) {
   refuse_special_file(path, "pipeline file");
   std::error_code ec;
   if (!fs::is_regular_file(path, ec))
-    throw UserError(path + (ec ? ": cannot be read (" + ec.message() + ")" : std::string(": not found")));
+    throw UserError(path + ": not found" + unusual_path_error(ec));
 }
 
 json read_json_object_file(const std::string& path) {
