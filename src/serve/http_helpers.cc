@@ -59,7 +59,7 @@ RequestFields fields_of(const httplib::Request& req) {
   if (type.rfind("application/json", 0) == 0) return RequestFields::from_json(req.body);
   if (type.rfind("application/x-www-form-urlencoded", 0) == 0)
     return RequestFields::from_form({req.params.begin(), req.params.end()});
-  throw ApiError(415, "Content-Type must be application/json or multipart/form-data, got '" + type + "'",
+  throw ApiError(415, "Content-Type must be application/json, multipart/form-data or application/x-www-form-urlencoded, got '" + type + "'",
                  "invalid_request_error", std::nullopt, "unsupported_media_type");
 }
 

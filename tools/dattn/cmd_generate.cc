@@ -310,7 +310,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
 Command add_generate_command(CLI::App& root) {
   auto o = std::make_shared<GenerateOptions>();
   CLI::App* app = root.add_subcommand(
-      "generate", "Text to video with a diffusers pipeline directory (WanPipeline); writes .mp4, .png or "
+      "generate", "Text to video with a diffusers pipeline directory (WanPipeline or HunyuanVideo15Pipeline); writes .mp4, .png or "
                   ".safetensors by the output's extension");
   app->add_option("--model", o->model,
                   "The pipeline directory (model_index.json, transformer/, vae/, ...), or a Hugging Face id "
