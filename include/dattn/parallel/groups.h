@@ -3,6 +3,7 @@
 // ulysses x cfg. Ranks are laid out tensor-parallel innermost, then Ulysses, then CFG (as vLLM-Omni's
 // "tp-sp-pp-cfg-dp" order): rank = tp + T * (u + U * c), so the ranks that exchange the most (tensor
 // parallel, then Ulysses) are neighbours, on one host when the hosts' ranks are consecutive.
+#include <cstdint>
 #include <memory>
 
 #include "dattn/core/device.h"
@@ -11,16 +12,23 @@
 
 namespace dattn::parallel {
 
+// The most ranks a run takes (each degree and their product).
+inline constexpr int kMaxRanks = 1024;
+
 struct ParallelDegrees {
   int tensor_parallel = 1;  // --tensor-parallel-size: each layer's heads and FFN split over ranks
   int ulysses = 1;          // --ulysses-degree: the sequence split over ranks, heads exchanged around attention
   int cfg = 1;              // --cfg-parallel-size: the guidance branches on different ranks (1 or 2)
-  int product() const { return tensor_parallel * ulysses * cfg; }
+  // The rank count, without overflow: 0 when a degree is below 1 and kMaxRanks + 1 past kMaxRanks (both
+  // refused by check_degrees, which names the flag).
+  int product() const {
+    if (tensor_parallel < 1 || ulysses < 1 || cfg < 1) return 0;
+    const std::int64_t two = std::int64_t{tensor_parallel} * ulysses;  // below 2^62
+    if (two > kMaxRanks || two * cfg > kMaxRanks) return kMaxRanks + 1;
+    return static_cast<int>(two * cfg);
+  }
   bool parallel() const { return product() > 1; }
 };
-
-// The most ranks a run takes (each degree and their product).
-inline constexpr int kMaxRanks = 1024;
 
 // UserError naming the flag and what was expected: a degree below 1 or above kMaxRanks, cfg not 1 or 2, a
 // product above kMaxRanks or that is
