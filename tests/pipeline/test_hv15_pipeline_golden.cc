@@ -165,6 +165,22 @@ TEST(Hv15Pipeline, TheDefaultGuidanceScaleIsTheGuiderConfigs) {
   EXPECT_EQ(pipeline->run(r).report.guidance_scale, 1.0);
 }
 
+// A guider config without guidance_scale took 6.0; diffusers builds ClassifierFreeGuidance from it, whose
+// constructor default is 7.5 (src/diffusers/guiders/classifier_free_guidance.py), and the pipeline's __call__
+// takes no guidance_scale: 7.5.
+TEST(Hv15Pipeline, AGuiderConfigWithoutAScaleTakesDiffusersDefault) {
+  TempFolder dir;
+  std::filesystem::copy(golden_dir() + kPipeline, dir.path(), std::filesystem::copy_options::recursive);
+  const std::string guider = dir.path() + "/guider/guider_config.json";
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(guider));
+  j.erase("guidance_scale");
+  std::ofstream(guider) << j.dump();
+  EXPECT_EQ(load_pipeline(dir.path(), {})->default_guidance_scale(), 7.5);
+  j["guidance_scale"] = nullptr;  // null reads as absent, as for every config field dattn reads
+  std::ofstream(guider) << j.dump();
+  EXPECT_EQ(load_pipeline(dir.path(), {})->default_guidance_scale(), 7.5);
+}
+
 // A disabled guider ran no guidance while the report gave its scale (and an explicit --guidance-scale was
 // ignored in silence); a guider field of the wrong type was ignored or crashed the command.
 TEST(Hv15Pipeline, ADisabledGuiderRunsNoGuidanceUnlessTheRequestAsks) {

@@ -32,7 +32,9 @@ GuiderSettings read_guider(const std::string& path) {
     if (!v.is_boolean()) throw UserError(path + ": 'use_original_formulation' must be true or false, got " + v.dump());
     if (v.get<bool>()) throw UserError(path + ": 'use_original_formulation' true is not implemented");
   }
-  g.scale = number("guidance_scale", 6.0);
+  // Absent: ClassifierFreeGuidance's own default, 7.5 (diffusers src/diffusers/guiders/classifier_free_guidance.py:83,
+  // `guidance_scale: float = 7.5`); the pipeline's __call__ takes no guidance_scale. The released configs say 6.0.
+  g.scale = number("guidance_scale", kDiffusersGuidanceScale);
   if (!(g.scale >= 0 && g.scale <= pipeline::kMaxGuidanceScale))
     throw UserError(path + ": 'guidance_scale' " + j.at("guidance_scale").dump() + " must be between 0 and 100");
   if (j.contains("enabled") && !j.at("enabled").is_null()) {

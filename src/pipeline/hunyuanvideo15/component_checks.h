@@ -9,9 +9,12 @@
 
 namespace dattn::hv15 {
 
+// ClassifierFreeGuidance's guidance_scale when its config has none (diffusers' constructor default).
+inline constexpr double kDiffusersGuidanceScale = 7.5;
+
 struct GuiderSettings {
   bool enabled = true;
-  double scale = 6.0;
+  double scale = kDiffusersGuidanceScale;
 };
 
 // guider_config.json (ClassifierFreeGuidance): whether guidance runs and its default scale; UserError naming

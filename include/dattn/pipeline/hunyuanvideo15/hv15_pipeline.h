@@ -24,7 +24,7 @@ struct Hv15PipelineInfo {
   HunyuanVideo15VaeConfig vae;
   // guider/guider_config.json (ClassifierFreeGuidance): whether guidance runs at all and its default scale.
   bool guider_enabled = true;
-  double guider_scale = 6.0;
+  double guider_scale = 7.5;  // ClassifierFreeGuidance's default when its config has none
 
   std::int64_t spatial_multiple() const { return vae.spatial_compression_ratio * transformer.patch_size; }
 };
