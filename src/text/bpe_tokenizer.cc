@@ -4,15 +4,12 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "dattn/core/error.h"
-#include "dattn/core/files.h"
 #include "text/added_tokens.h"
 #include "text/bpe_model.h"
 #include "text/json_file.h"
@@ -33,14 +30,11 @@ struct BpeTokenizer::Impl {
 
 namespace {
 
-nlohmann::json parse(const std::string& text, const std::string& source) {
-  try {
-    nlohmann::json j = nlohmann::json::parse(text);
-    if (!j.is_object()) throw UserError(source + ": expected a JSON object at the top level");
-    return j;
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(source + ": not valid JSON: " + e.what());
-  }
+// j[key] without a copy (json::value copies the subtree), null when absent.
+const nlohmann::json& field_or_null(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json null;
+  const auto it = j.find(key);
+  return it == j.end() ? null : *it;
 }
 
 std::vector<AddedTokenSpec> read_added_tokens(const nlohmann::json& j, const std::string& source) {
@@ -48,20 +42,25 @@ std::vector<AddedTokenSpec> read_added_tokens(const nlohmann::json& j, const std
   const auto it = j.find("added_tokens");
   if (it == j.end() || it->is_null()) return out;
   if (!it->is_array()) throw UserError(source + ": added_tokens must be a list");
-  for (const auto& t : *it) {
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const nlohmann::json& t = (*it)[i];
+    const std::string fields = source + ": added_tokens[" + std::to_string(i) + "].";
     if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() || !t.contains("content") ||
         !t["content"].is_string() || t["content"].get<std::string>().empty())
-      throw UserError(source + ": added_tokens entry " + t.dump() + " needs an integer id and a non-empty content");
+      throw UserError(source + ": added_tokens entry " + short_dump(t) +
+                      " needs an integer id and a non-empty content");
     AddedTokenSpec s;
     s.content = t["content"].get<std::string>();
     // Checked before narrowing: 2^32 + 1 became id 1, and a negative id was taken.
-    if (t["id"].get<long long>() < 0 || t["id"].get<long long>() > std::numeric_limits<int>::max())
+    const bool in_range = t["id"].is_number_unsigned() ? t["id"].get<std::uint64_t>() <= INT_MAX
+                                                       : t["id"].get<std::int64_t>() >= 0;
+    if (!in_range)
       throw UserError(source + ": added token \"" + s.content + "\" has id " + t["id"].dump() +
                       "; expected 0 to " + std::to_string(std::numeric_limits<int>::max()));
     s.id = t["id"].get<int>();
-    s.lstrip = t.value("lstrip", false), s.rstrip = t.value("rstrip", false);
-    s.normalized = t.value("normalized", false), s.special = t.value("special", false);
-    if (t.value("single_word", false))
+    s.lstrip = bool_field(t, "lstrip", false, fields), s.rstrip = bool_field(t, "rstrip", false, fields);
+    s.normalized = bool_field(t, "normalized", false, fields), s.special = bool_field(t, "special", false, fields);
+    if (bool_field(t, "single_word", false, fields))
       throw UserError(source + ": added token \"" + s.content + "\" has single_word true, which is not implemented");
     decode_utf8(s.content, source + ": added token content");
     out.push_back(std::move(s));
@@ -74,18 +73,13 @@ std::vector<AddedTokenSpec> read_added_tokens(const nlohmann::json& j, const std
 void check_post_processor(const nlohmann::json& j, const std::string& source) {
   const auto it = j.find("post_processor");
   if (it == j.end() || it->is_null()) return;
-  const std::string type = it->is_object() ? it->value("type", "") : "";
+  const std::string fields = source + ": post_processor.";
+  const std::string type = string_field(*it, "type", fields).value_or("");
   if (type != "ByteLevel")
-    throw UserError(source + ": post_processor " + (type.empty() ? it->dump() : "type \"" + type + "\"") +
+    throw UserError(source + ": post_processor " + (type.empty() ? short_dump(*it) : "type \"" + type + "\"") +
                     " is not implemented; implemented: null, ByteLevel");
-}
-
-std::string read_file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(path + ": cannot be opened for reading");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  for (const char* key : {"add_prefix_space", "trim_offsets", "use_regex"})  // offsets only, but typed
+    (void)bool_field(*it, key, true, fields);
 }
 
 }  // namespace
@@ -98,35 +92,31 @@ BpeTokenizer::~BpeTokenizer() = default;
 BpeTokenizer BpeTokenizer::load(const std::string& dir) {
   const std::string json_path = (std::filesystem::path(dir) / "tokenizer.json").string();
   const std::string config_path = (std::filesystem::path(dir) / "tokenizer_config.json").string();
-  refuse_special_file(json_path, "tokenizer file");
-  if (!std::filesystem::exists(json_path))
-    throw UserError(json_path + ": missing; a byte-level BPE tokenizer folder holds the checkpoint's tokenizer.json");
+  const nlohmann::json j =
+      read_json_object(json_path, "a byte-level BPE tokenizer folder holds the checkpoint's tokenizer.json");
   const auto config = read_optional_json_object(config_path);
-  BpeTokenizer tok = from_json(read_file_text(json_path), json_path, config ? config->dump() : "{}", config_path);
+  BpeTokenizer tok = from_parsed(j, json_path, config.value_or(nlohmann::json::object()), config_path);
   if (!config) tok.config_source_ = json_path;
   return tok;
 }
 
 BpeTokenizer BpeTokenizer::from_json(const std::string& tokenizer_json, const std::string& source,
                                      const std::string& tokenizer_config_json, const std::string& config_source) {
-  try {
-    return from_parsed(parse(tokenizer_json, source), source, parse(tokenizer_config_json, config_source),
-                       config_source);
-  } catch (const nlohmann::json::exception& e) {  // a field of the wrong type
-    throw UserError(source + " or " + config_source + ": a field has the wrong type: " + e.what());
-  }
+  return from_parsed(parse_json_object_text(tokenizer_json, source), source,
+                     parse_json_object_text(tokenizer_config_json, config_source), config_source);
 }
 
 BpeTokenizer BpeTokenizer::from_parsed(const nlohmann::json& j, const std::string& source, const nlohmann::json& cfg,
-                                       const std::string& config_source) {
+                                       const std::string& config_source) try {
   auto impl = std::make_unique<Impl>();
   const auto model = j.find("model");
-  if (model == j.end() || !model->is_object() || model->value("type", "") != "BPE")
+  const auto model_type = model == j.end() ? std::nullopt : string_field(*model, "type", source + ": model.");
+  if (!model_type || *model_type != "BPE")
     throw UserError(source + ": model.type must be \"BPE\" for a byte-level BPE tokenizer, got " +
-                    (model == j.end() ? std::string("no model") : model->value("type", model->dump())));
+                    (model == j.end() ? std::string("no model") : model_type ? *model_type : short_dump(*model)));
   impl->model = BpeModel::from_json(*model, source);
-  impl->normalizer = Normalizer::from_json(j.value("normalizer", nlohmann::json()), source);
-  impl->pre_tokenizer = PreTokenizer::from_json(j.value("pre_tokenizer", nlohmann::json()), source);
+  impl->normalizer = Normalizer::from_json(field_or_null(j, "normalizer"), source);
+  impl->pre_tokenizer = PreTokenizer::from_json(field_or_null(j, "pre_tokenizer"), source);
   check_post_processor(j, source);
   for (AddedTokenSpec& t : read_added_tokens(j, source))
     // A normalized token is matched in normalized text; with no normalizer that is the raw text.
@@ -138,7 +128,7 @@ BpeTokenizer BpeTokenizer::from_parsed(const nlohmann::json& j, const std::strin
     const auto it = cfg.find(key);
     if (it == cfg.end() || it->is_null()) return std::nullopt;
     const auto text = token_text(*it);
-    if (!text) throw UserError(config_source + ": field '" + key + "' must be a token string, got " + it->dump());
+    if (!text) throw UserError(config_source + ": field '" + key + "' must be a token string, got " + short_dump(*it));
     const auto id = tok.token_id(*text);
     if (!id)
       throw UserError(config_source + ": field '" + key + "' is \"" + *text + "\", which is not a token of " + source);
@@ -146,13 +136,21 @@ BpeTokenizer BpeTokenizer::from_parsed(const nlohmann::json& j, const std::strin
   };
   tok.pad_id_ = resolve("pad_token");
   tok.eos_id_ = resolve("eos_token");
-  if (!tok.pad_id_)
-    if (auto p = j.find("padding");
-        p != j.end() && p->is_object() && p->contains("pad_id") && (*p)["pad_id"].is_number_integer())
-      tok.pad_id_ = (*p)["pad_id"].get<int>();
-  if (auto it = cfg.find("model_max_length"); it != cfg.end() && it->is_number() && it->get<double>() >= 1)
-    tok.model_max_length_ = static_cast<std::int64_t>(std::min(it->get<double>(), double(INT32_MAX)));
+  if (auto p = j.find("padding"); p != j.end() && !p->is_null()) {
+    if (!p->is_object()) throw UserError(source + ": padding is " + short_dump(*p) + "; expected an object or null");
+    const auto pad = integer_field(*p, "pad_id", source + ": padding.");
+    if (pad && (*pad < 0 || *pad > INT_MAX))
+      throw UserError(source + ": padding.pad_id is " + std::to_string(*pad) + "; expected 0 to 2147483647");
+    if (!tok.pad_id_ && pad) tok.pad_id_ = static_cast<int>(*pad);
+  }
+  if (const auto max = number_field(cfg, "model_max_length", config_source + ": ")) {
+    if (!(*max >= 1)) throw UserError(config_source + ": model_max_length is " + short_dump(cfg["model_max_length"]) +
+                                      "; expected a number >= 1");
+    tok.model_max_length_ = static_cast<std::int64_t>(std::min(*max, double(INT32_MAX)));
+  }
   return tok;
+} catch (const nlohmann::json::exception& e) {  // a field of the wrong type that no typed read names first
+  throw UserError(source + " or " + config_source + ": a field has the wrong type: " + e.what());
 }
 
 std::optional<int> BpeTokenizer::token_id(std::string_view token) const {

@@ -6,6 +6,7 @@
 
 #include "dattn/core/error.h"
 #include "text/byte_level.h"
+#include "text/json_file.h"
 
 namespace dattn::text_detail {
 
@@ -13,11 +14,6 @@ namespace {
 
 // The regex ByteLevel splits with when use_regex is true (GPT-2's).
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
-
-bool flag(const nlohmann::json& j, const char* key, bool fallback) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
 
 // Isolated split: the matches and the text between them, in order, none empty.
 std::vector<std::string> split(std::string_view text, const Regex& re, bool keep_matches) {
@@ -36,17 +32,21 @@ std::vector<std::string> split(std::string_view text, const Regex& re, bool keep
 
 PreTokenizer PreTokenizer::from_json(const nlohmann::json& pre_tokenizer, const std::string& source) {
   PreTokenizer p;
-  p.add(pre_tokenizer, source);
+  p.add(pre_tokenizer, source, "pre_tokenizer");
   return p;
 }
 
-void PreTokenizer::add(const nlohmann::json& j, const std::string& source) {
+// `path` names the entry in errors: pre_tokenizer, pre_tokenizer.pretokenizers[1], ... The recursion is as
+// deep as the Sequences nest, which parse_json_object_text bounds (kMaxTokenizerJsonDepth).
+void PreTokenizer::add(const nlohmann::json& j, const std::string& source, const std::string& path) {
   if (j.is_null()) return;
-  const std::string type =
-      j.is_object() && j.contains("type") && j["type"].is_string() ? j["type"].get<std::string>() : "";
-  const std::string where = source + ": pre_tokenizer " + (type.empty() ? j.dump() : "\"" + type + "\"");
+  const std::string fields = source + ": " + path + ".";  // a field's prefix in errors
+  const std::string type = string_field(j, "type", fields).value_or("");
+  const std::string where = source + ": " + path + " " + (type.empty() ? short_dump(j) : "\"" + type + "\"");
   if (type == "Sequence" && j.contains("pretokenizers") && j["pretokenizers"].is_array()) {
-    for (const auto& e : j["pretokenizers"]) add(e, source);
+    const auto& list = j["pretokenizers"];
+    for (std::size_t i = 0; i < list.size(); ++i)
+      add(list[i], source, path + ".pretokenizers[" + std::to_string(i) + "]");
   } else if (type == "Split") {
     Step s{Step::kSplit, {}, true, false};
     const auto pattern = j.find("pattern");
@@ -56,15 +56,16 @@ void PreTokenizer::add(const nlohmann::json& j, const std::string& source) {
       s.regex.emplace_back((*pattern)["String"].get<std::string>(), true, where);
     else
       throw UserError(where + ": pattern must be {\"Regex\": ...} or {\"String\": ...}");
-    const std::string behavior = j.value("behavior", "");
+    const std::string behavior = string_field(j, "behavior", fields).value_or("");
     if (behavior != "Isolated" && behavior != "Removed")
       throw UserError(where + ": behavior \"" + behavior + "\" is not implemented; implemented: Isolated, Removed");
     s.keep_matches = behavior == "Isolated";
-    if (flag(j, "invert", false)) throw UserError(where + ": invert true is not implemented");
+    if (bool_field(j, "invert", false, fields)) throw UserError(where + ": invert true is not implemented");
     steps_.push_back(std::move(s));
   } else if (type == "ByteLevel") {
-    Step s{Step::kByteLevel, {}, true, flag(j, "add_prefix_space", true)};
-    if (flag(j, "use_regex", true)) s.regex.emplace_back(kGpt2Pattern, false, where);
+    Step s{Step::kByteLevel, {}, true, bool_field(j, "add_prefix_space", true, fields)};
+    if (bool_field(j, "use_regex", true, fields)) s.regex.emplace_back(kGpt2Pattern, false, where);
+    (void)bool_field(j, "trim_offsets", true, fields);  // changes offsets only, but typed like the others
     steps_.push_back(std::move(s));
   } else {
     throw UserError(where + " is not implemented; implemented: Split, ByteLevel, and a Sequence of them");

@@ -24,7 +24,7 @@ class PreTokenizer {
     bool keep_matches = true;  // Split "Isolated" keeps them, "Removed" drops them
     bool add_prefix_space = false;
   };
-  void add(const nlohmann::json& j, const std::string& source);
+  void add(const nlohmann::json& j, const std::string& source, const std::string& path);
   std::vector<Step> steps_;
 };
 

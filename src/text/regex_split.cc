@@ -28,7 +28,9 @@ std::string pcre2_message(int code) {
 Regex::Regex(const std::string& pattern, bool literal, const std::string& source) : impl_(std::make_unique<Impl>()) {
   int err = 0;
   PCRE2_SIZE offset = 0;
-  const std::uint32_t options = PCRE2_UTF | PCRE2_UCP | (literal ? PCRE2_LITERAL : 0u);
+  // PCRE2 refuses UCP with LITERAL ("invalid option bits"), and a literal has no classes for it to change:
+  // every Split with a {"String": ...} pattern was refused.
+  const std::uint32_t options = PCRE2_UTF | (literal ? PCRE2_LITERAL : PCRE2_UCP);
   impl_->code =
       pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), options, &err, &offset, nullptr);
   if (!impl_->code)

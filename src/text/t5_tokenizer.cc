@@ -4,12 +4,12 @@
 #include <algorithm>
 #include <climits>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
 #include "dattn/core/files.h"
 #include "dattn/text/tokenizer.h"
+#include "text/json_file.h"
 #include "text/utf8.h"
 
 namespace dattn {
@@ -22,26 +22,7 @@ struct T5Tokenizer::Impl {
 
 namespace {
 
-// A token field is a string or, in older configs, an AddedToken object {"content": ...}.
-std::optional<std::string> token_text(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
-  return std::nullopt;
-}
-
-nlohmann::json read_config(const std::string& path) {
-  refuse_special_file(path, "tokenizer config");
-  std::ifstream in(path);
-  if (!in)
-    throw UserError(path + ": missing; a T5 tokenizer folder holds spiece.model and tokenizer_config.json");
-  try {
-    nlohmann::json j = nlohmann::json::parse(in);
-    if (!j.is_object()) throw UserError(path + ": expected a JSON object");
-    return j;
-  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a huge number
-    throw UserError(path + ": not valid JSON: " + e.what());
-  }
-}
+using text_detail::token_text;
 
 // Tokens of `key` (a list, or a dict of lists as some configs write extra_special_tokens).
 void collect_tokens(const nlohmann::json& v, std::vector<std::string>& out) {
@@ -72,7 +53,9 @@ T5Tokenizer T5Tokenizer::load(const std::string& dir) {
   auto impl = std::make_unique<Impl>();
   if (auto status = impl->sp.Load(model_path); !status.ok())
     throw UserError(model_path + ": cannot load the sentencepiece model: " + status.ToString());
-  const nlohmann::json cfg = read_config(config_path);
+  // Nesting is bounded while parsing (collect_tokens recurses once a level).
+  const nlohmann::json cfg = text_detail::read_json_object(
+      config_path, "a T5 tokenizer folder holds spiece.model and tokenizer_config.json");
 
   T5Tokenizer tok(std::move(impl));
   sentencepiece::SentencePieceProcessor& sp = tok.impl_->sp;
@@ -81,7 +64,9 @@ T5Tokenizer T5Tokenizer::load(const std::string& dir) {
     std::string text = fallback;
     if (auto it = cfg.find(key); it != cfg.end() && !it->is_null()) {
       auto t = token_text(*it);
-      if (!t) throw UserError(config_path + ": field '" + key + "' must be a token string, got " + it->dump());
+      if (!t)
+        throw UserError(config_path + ": field '" + key + "' must be a token string, got " +
+                        text_detail::short_dump(*it));
       text = *t;
     }
     const int id = sp.PieceToId(text);

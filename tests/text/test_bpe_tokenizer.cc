@@ -128,6 +128,15 @@ TEST(BpeTokenizer, ByteLevelWithItsOwnRegex) {
   EXPECT_EQ(tok.encode("\xc3\xa9"), (std::vector<int>{0xC3, 0xA9}));       // é is two byte symbols
 }
 
+TEST(BpeTokenizer, SplitOnAString) {
+  // A {"String": ...} pattern is matched literally ("." is a dot); PCRE2 refused it with the UCP option.
+  json j = tiny(json::array({json::array({"a", "b"})}));
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"String", "c"}}}, {"behavior", "Removed"}};
+  EXPECT_EQ(make(j).encode("acbcab"), (std::vector<int>{0, 1, 5}));
+  j["pre_tokenizer"]["behavior"] = "Isolated";
+  EXPECT_EQ(make(j).encode("acab"), (std::vector<int>{0, 2, 5}));
+}
+
 TEST(BpeTokenizer, PaddingAndTruncationOnTheRight) {
   const BpeTokenizer q = qwen();
   const std::vector<int> ids = q.encode("A cat walks on the grass");
