@@ -2,8 +2,8 @@
 #include "dattn/text/byt5_tokenizer.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
-#include <exception>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dattn/core/error.h"
+#include "dattn/core/whole_number.h"
 #include "text/added_tokens.h"
 #include "text/json_file.h"
 #include "text/utf8.h"
@@ -26,26 +27,28 @@ struct Entry {
   bool lstrip = false, rstrip = false;
 };
 
+constexpr std::uint64_t kMaxId = INT_MAX;  // ids are ints downstream
+
 // added_tokens_decoder: {"ID": {"content": ..., "lstrip": ..., "rstrip": ...}}.
 void read_decoder(const nlohmann::json& cfg, const std::string& path, std::map<std::string, Entry>& out) {
   const auto it = cfg.find("added_tokens_decoder");
   if (it == cfg.end()) return;
   if (!it->is_object()) throw UserError(path + ": added_tokens_decoder must be an object of id -> token");
   for (const auto& [key, t] : it->items()) {
-    int id = -1;
-    try {
-      std::size_t used = 0;
-      id = std::stoi(key, &used);
-      if (used != key.size() || id < 0) id = -1;
-    } catch (const std::exception&) {
-    }
     const auto content = token_text(t);
-    if (id < 0 || !content || content->empty())
-      throw UserError(path + ": added_tokens_decoder entry \"" + key + "\" needs an id >= 0 and a non-empty content");
-    if (t.is_object() && t.value("single_word", false))
+    if (!content || content->empty())
+      throw UserError(path + ": added_tokens_decoder entry \"" + key + "\" needs a non-empty content");
+    // Decimal digits only, checked: std::stoi wrapped nothing but refused 2^31 without saying why.
+    const auto id = parse_whole_number(key, kMaxId);
+    if (!id)
+      throw UserError(path + ": added_tokens_decoder gives token \"" + *content + "\" the id \"" + key +
+                      "\"; expected a whole number from 0 to " + std::to_string(kMaxId));
+    const std::string fields = path + ": added_tokens_decoder[\"" + key + "\"].";
+    if (bool_field(t, "single_word", false, fields))
       throw UserError(path + ": added token \"" + *content + "\" has single_word true, which is not implemented");
-    Entry e{id};
-    if (t.is_object()) e.lstrip = t.value("lstrip", false), e.rstrip = t.value("rstrip", false);
+    for (const char* flag : {"normalized", "special"}) (void)bool_field(t, flag, false, fields);  // typed, unused
+    Entry e{static_cast<int>(*id)};
+    e.lstrip = bool_field(t, "lstrip", false, fields), e.rstrip = bool_field(t, "rstrip", false, fields);
     out[*content] = e;
   }
 }
@@ -55,13 +58,19 @@ void read_added_json(const std::string& path, std::map<std::string, Entry>& out)
   const auto j = read_optional_json_object(path);
   if (!j) return;
   for (const auto& [content, id] : j->items()) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || content.empty())
-      throw UserError(path + ": \"" + content + "\" maps to " + id.dump() + "; expected an id >= 0");
+    // An id past int was narrowed (4294967680 became 384, 2^31 a negative id): checked before narrowing.
+    const bool in_range = id.is_number_unsigned() ? id.get<std::uint64_t>() <= kMaxId
+                                                  : id.is_number_integer() && id.get<std::int64_t>() >= 0;
+    if (!in_range || content.empty())
+      throw UserError(path + ": token \"" + content + "\" has id " + short_dump(id) +
+                      "; expected a whole number from 0 to " + std::to_string(kMaxId) +
+                      (content.empty() ? " and a non-empty token" : ""));
+    const int value = id.get<int>();
     const auto known = out.find(content);
-    if (known != out.end() && known->second.id != id.get<int>())
-      throw UserError(path + ": \"" + content + "\" is id " + id.dump() + " here but " +
+    if (known != out.end() && known->second.id != value)
+      throw UserError(path + ": \"" + content + "\" is id " + std::to_string(value) + " here but " +
                       std::to_string(known->second.id) + " in tokenizer_config.json");
-    if (known == out.end()) out[content] = Entry{id.get<int>()};
+    if (known == out.end()) out[content] = Entry{value};
   }
 }
 
@@ -80,10 +89,18 @@ ByT5Tokenizer ByT5Tokenizer::load(const std::string& dir) try {
 
   // pad / eos / unk: named in tokenizer_config.json (or special_tokens_map.json), ids from the added tokens.
   auto special = [&](const char* key, const char* fallback) -> std::pair<std::string, int> {
-    std::optional<std::string> text;
-    if (auto it = cfg.find(key); it != cfg.end() && !it->is_null()) text = token_text(*it);
-    if (!text && special_map)
-      if (auto it = special_map->find(key); it != special_map->end()) text = token_text(*it);
+    // A value that is no token was passed over for the fallback in silence.
+    const auto token_of = [&](const nlohmann::json& j, const std::string& path) -> std::optional<std::string> {
+      const auto it = j.find(key);
+      if (it == j.end() || it->is_null()) return std::nullopt;
+      auto t = token_text(*it);
+      if (!t)
+        throw UserError(path + ": " + key + " is " + short_dump(*it) +
+                        "; expected a token string or {\"content\": ...}");
+      return t;
+    };
+    std::optional<std::string> text = token_of(cfg, config_path);
+    if (!text && special_map) text = token_of(*special_map, file("special_tokens_map.json"));
     const std::string t = text.value_or(fallback);
     const auto e = tokens.find(t);
     if (e == tokens.end())
@@ -104,11 +121,15 @@ ByT5Tokenizer ByT5Tokenizer::load(const std::string& dir) try {
                     std::to_string(tok.unk_id_));
   tok.byte_offset_ = 3;
 
-  if (auto it = cfg.find("extra_ids"); it != cfg.end() && it->is_number_integer())
-    for (int i = 0; i < it->get<int>(); ++i)
-      if (!tokens.count("<extra_id_" + std::to_string(i) + ">"))
-        throw UserError(config_path + ": extra_ids is " + it->dump() + " but <extra_id_" + std::to_string(i) +
-                        "> is not in added_tokens_decoder; only listed sentinel tokens are implemented");
+  // Only listed sentinels are implemented: each of the extra_ids must be an added token.
+  const std::int64_t extra_ids = integer_field(cfg, "extra_ids", config_path + ": ").value_or(0);
+  if (extra_ids < 0)
+    throw UserError(config_path + ": extra_ids is " + std::to_string(extra_ids) + "; expected a number >= 0");
+  for (std::int64_t i = 0; i < extra_ids; ++i)
+    if (!tokens.count("<extra_id_" + std::to_string(i) + ">"))
+      throw UserError(config_path + ": extra_ids is " + std::to_string(extra_ids) + " but <extra_id_" +
+                      std::to_string(i) +
+                      "> is not in added_tokens_decoder; only listed sentinel tokens are implemented");
   for (const auto& [content, e] : tokens) {
     decode_utf8(content, config_path + ": added token");
     tok.added_.push_back({content, e.id, e.lstrip, e.rstrip});

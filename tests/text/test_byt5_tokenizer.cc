@@ -1,6 +1,7 @@
 // ByT5Tokenizer on the hv15_tiny tokenizer_2 folder and on hand-written configs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
@@ -78,6 +79,64 @@ TEST(ByT5Tokenizer, BadConfigsAreRefused) {
   dir.write("tokenizer_config.json", decoder(0, 1, 2).dump());
   dir.write("added_tokens.json", json{{"</s>", 7}}.dump());
   EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); }).find("added_tokens.json"), std::string::npos);
+}
+
+json byt5_config() {
+  return {{"added_tokens_decoder",
+           {{"0", {{"content", "<pad>"}}}, {"1", {{"content", "</s>"}}}, {"2", {{"content", "<unk>"}}}}}};
+}
+
+TEST(ByT5Tokenizer, IdsOutsideIntAreRefusedNamingTheToken) {
+  dattn::testing::TempFolder dir;
+  dir.write("tokenizer_config.json", byt5_config().dump());
+  // added_tokens.json: 4294967680 was read as 384 and 2^31 as a negative id.
+  for (const char* id : {"4294967680", "2147483648", "-1", "18446744073709551616", "3.5"}) {
+    dir.write("added_tokens.json", std::string("{\"<color-9>\": ") + id + "}");
+    const std::string msg = user_error([&] { ByT5Tokenizer::load(dir.path()); });
+    EXPECT_NE(msg.find("added_tokens.json: token \"<color-9>\" has id "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("; expected a whole number from 0 to 2147483647"), std::string::npos) << msg;
+  }
+  dir.write("added_tokens.json", R"({"<color-9>": 2147483647})");
+  EXPECT_EQ(ByT5Tokenizer::load(dir.path()).encode_pieces("<color-9>"), (std::vector<int>{2147483647}));
+  std::remove((dir.path() + "/added_tokens.json").c_str());
+  // added_tokens_decoder's keys: decimal digits up to 2^31 - 1.
+  for (const char* key : {"4294967680", "2147483648", "-1", "+5", " 5", "0x10"}) {
+    json cfg = byt5_config();
+    cfg["added_tokens_decoder"][key] = {{"content", "<color-9>"}};
+    dir.write("tokenizer_config.json", cfg.dump());
+    const std::string msg = user_error([&] { ByT5Tokenizer::load(dir.path()); });
+    EXPECT_NE(msg.find(std::string("added_tokens_decoder gives token \"<color-9>\" the id \"") + key +
+                       "\"; expected a whole number from 0 to 2147483647"),
+              std::string::npos)
+        << msg;
+  }
+}
+
+TEST(ByT5Tokenizer, FieldsOfTheWrongTypeAreNamed) {
+  dattn::testing::TempFolder dir;
+  json cfg = byt5_config();
+  cfg["added_tokens_decoder"]["1"]["rstrip"] = 1;
+  dir.write("tokenizer_config.json", cfg.dump());
+  EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); })
+                .find("added_tokens_decoder[\"1\"].rstrip is 1, of the wrong type; expected true or false"),
+            std::string::npos);
+  cfg = byt5_config();
+  cfg["extra_ids"] = "2";  // was passed over: no sentinel was checked
+  dir.write("tokenizer_config.json", cfg.dump());
+  EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); })
+                .find("tokenizer_config.json: extra_ids is \"2\", of the wrong type; expected a whole number"),
+            std::string::npos);
+  cfg = byt5_config();
+  cfg["eos_token"] = 1;  // was passed over for the default "</s>"
+  dir.write("tokenizer_config.json", cfg.dump());
+  EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); })
+                .find("tokenizer_config.json: eos_token is 1; expected a token string"),
+            std::string::npos);
+  dir.write("tokenizer_config.json", byt5_config().dump());
+  dir.write("special_tokens_map.json", R"({"pad_token": ["<pad>"]})");
+  EXPECT_NE(user_error([&] { ByT5Tokenizer::load(dir.path()); })
+                .find("special_tokens_map.json: pad_token is [\"<pad>\"]; expected a token string"),
+            std::string::npos);
 }
 
 }  // namespace
