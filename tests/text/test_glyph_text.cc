@@ -36,6 +36,24 @@ TEST(GlyphText, DuplicatesDroppedKeepingTheFirst) {
   EXPECT_EQ(glyph("\"A\" \u201CA\u201D"), "Text \"A\". ");
 }
 
+TEST(GlyphText, LongPromptsOfUnclosedOrManyQuotes) {
+  // Each unclosed opening searched the rest of the prompt, and each quote was compared with all kept
+  // before it: both O(n^2) on a long prompt. Results only here; the work is linear now.
+  std::string curly;
+  while (curly.size() < 120000) curly += "\u201C";
+  EXPECT_FALSE(hv15::extract_glyph_text(curly).has_value());
+  EXPECT_FALSE(hv15::extract_glyph_text(curly + "\n\u201D").has_value());
+  EXPECT_EQ(glyph(curly + "\u201D"), "Text \"" + curly.substr(3) + "\". ");  // the first opens, the rest are text
+  std::string many, want;
+  for (int i = 0; i < 20000; ++i) {
+    many.append("\"").append(std::to_string(i % 10000)).append("\"");
+    if (i < 10000) want += (i ? ". Text \"" : "Text \"") + std::to_string(i) + "\"";
+  }
+  EXPECT_EQ(glyph(many), want + ". ");
+  // Openings on one line and closings after a newline: none matches, and the line's quotes pair up.
+  EXPECT_EQ(glyph("\u201Ca \u201Cb\n\u201D \"c\n\" \"d\""), "Text \" \". ");
+}
+
 TEST(GlyphText, NonUtf8IsRefused) { EXPECT_THROW(hv15::extract_glyph_text("\"\xff\""), UserError); }
 
 }  // namespace
