@@ -4,14 +4,23 @@
 // fallback, or are an error when the field is required.
 #include <array>
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
 
 namespace dattn::models {
+
+// The numbers a pipeline scales the latents by before decoding (scaling_factor, latents_std): the value and
+// its reciprocal stay finite and normal in float32 and far from overflowing the latents. Real VAEs use 0.18
+// to 3.3 (a scaling_factor of 1e-45 made a video of Inf that was blamed on the VAE's weights).
+inline constexpr double kMinLatentScale = 1e-4, kMaxLatentScale = 1e4;
+// The offsets added to them (latents_mean): real VAEs use magnitudes below 2.
+inline constexpr double kMaxLatentOffset = 1e4;
 
 class ConfigFields {
  public:
@@ -44,6 +53,28 @@ class ConfigFields {
     if (!j_.at(key).is_number() || !(j_.at(key).get<double>() > 0)) fail(key, "a positive number");
     return j_.at(key).get<double>();
   }
+  // A number from lo to hi (NaN and anything outside refused); `what` names the kind of number.
+  double number_in(const std::string& key, double fallback, double lo, double hi, const std::string& what) const {
+    if (!given(key)) return fallback;
+    const json& v = j_.at(key);
+    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi)) fail(key, what + " " + range(lo, hi));
+    return v.get<double>();
+  }
+  // A required list of `count` numbers, each from lo to hi; an error names the first bad entry.
+  std::vector<double> number_list_in(const std::string& key, std::size_t count, double lo, double hi,
+                                     const std::string& what) const {
+    const std::string expected =
+        "a list of " + std::to_string(count) + " numbers, each " + (what.empty() ? "" : what + " ") + range(lo, hi);
+    if (!given(key) || !j_.at(key).is_array() || j_.at(key).size() != count) fail(key, expected);
+    std::vector<double> out;
+    for (const json& e : j_.at(key)) {
+      if (!e.is_number() || !(e.get<double>() >= lo && e.get<double>() <= hi))
+        throw UserError(source_ + ": '" + key + "' must be " + expected + ", got " + e.dump() + " at index " +
+                        std::to_string(out.size()));
+      out.push_back(e.get<double>());
+    }
+    return out;
+  }
   bool boolean(const std::string& key, bool fallback) const {
     if (!given(key)) return fallback;
     if (!j_.at(key).is_boolean()) fail(key, "true or false");
@@ -73,6 +104,11 @@ class ConfigFields {
   }
 
  private:
+  static std::string range(double lo, double hi) {
+    char text[64];
+    std::snprintf(text, sizeof text, "from %g to %g", lo, hi);
+    return text;
+  }
   const json& j_;
   const std::string& source_;
 };

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -262,26 +263,36 @@ TEST(CliHardening, FifoInitialLatentsAndConfigsAreRefused) {
 
 // ---- NaN and Inf ---------------------------------------------------------------------------------------
 
-// A copy of the tiny pipeline whose files a test may change.
-std::string pipeline_copy(const std::string& tag) {
+// A copy of the tiny pipeline (or of `pipeline`) whose files a test may change.
+std::string pipeline_copy(const std::string& tag, const std::string& pipeline = kPipeline) {
   const std::string dir = temp_path(tag);
-  fs::copy(golden(kPipeline), dir, fs::copy_options::recursive);
+  fs::copy(golden(pipeline), dir, fs::copy_options::recursive);
   return dir;
 }
+const std::string kHv15Pipeline = "hv15_tiny/pipeline";
 
-// Sets the first element of F32 tensor `name` in a safetensors file to `value`, in place.
+// Sets the first element of F32 or BF16 tensor `name` in a safetensors file to `value`, in place (BF16: the
+// float's upper half, exact for NaN and Inf).
 void set_first_f32(const std::string& path, const std::string& name, float value) {
   std::uint64_t header = 0, begin = 0;
+  std::size_t bytes = sizeof value;
   {
     const SafetensorsFile file(path);
-    ASSERT_EQ(file.info(name).dtype, "F32");
+    ASSERT_TRUE(file.info(name).dtype == "F32" || file.info(name).dtype == "BF16") << file.info(name).dtype;
+    if (file.info(name).dtype == "BF16") bytes = 2;
     begin = file.info(name).begin;
     std::ifstream in(path, std::ios::binary);
     in.read(reinterpret_cast<char*>(&header), sizeof header);
   }
   std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
   f.seekp(static_cast<std::streamoff>(8 + header + begin));
-  f.write(reinterpret_cast<const char*>(&value), sizeof value);
+  f.write(reinterpret_cast<const char*>(&value) + sizeof value - bytes, static_cast<std::streamsize>(bytes));
+}
+
+void edit_json(const std::string& path, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
+  edit(j);
+  std::ofstream(path) << j.dump();
 }
 
 // NaN noise ran every step and wrote a video of NaN with status 0; noise is input, so status 2.
@@ -336,20 +347,61 @@ TEST(CliNumeric, NonFiniteVaeOutputIsNeverWritten) {
   fs::remove_all(model);
 }
 
-// A flow shift of 1e9 in the scheduler config (the flag refuses it) breaks the schedule itself: the
-// scheduler's update is named, with the flow shift as the likely cause.
-TEST(CliNumeric, BrokenScheduleStopsTheRunNamingTheFlowShift) {
-  const std::string model = pipeline_copy("shift_config");
-  const std::string path = model + "/scheduler/scheduler_config.json";
-  nlohmann::json config = nlohmann::json::parse(std::ifstream(path));
-  config["flow_shift"] = 1e9;
-  std::ofstream(path) << config.dump();
-  const std::string out = temp_path("shift_config.safetensors");
-  expect_error(run_dattn(generate_args(model, out, kSmall)), 3,
-               {"denoising step 1 of 2", "scheduler's update", "flow shift"});
-  EXPECT_FALSE(fs::exists(out));
-  fs::remove_all(out);  // what a binary without the fix left
-  fs::remove_all(model);
+// A flow shift of 1e9 in the scheduler config broke the schedule itself (the run stopped at step 1);
+// 1e39 and 1e-300 failed as "timestep holds NaN" naming no file, and 1e30 ran though the flag refuses it.
+// The config takes the flag's range: status 2 at load, naming the file, the field and the range.
+TEST(CliNumeric, ASchedulerShiftOutsideTheFlagsRangeIsRefusedAtLoad) {
+  for (const auto& [pipeline, key] : {std::pair{kPipeline, "flow_shift"}, std::pair{kHv15Pipeline, "shift"}}) {
+    for (const double shift : {1e9, 1e39, 1e-300, 1e30}) {
+      const std::string model = pipeline_copy("shift_config", pipeline);
+      const std::string path = model + "/scheduler/scheduler_config.json";
+      edit_json(path, [&](nlohmann::json& j) { j[key] = shift; });
+      const std::string out = temp_path("shift_config.safetensors");
+      expect_error(run_dattn(generate_args(model, out, kSmall)), 2,
+                   {path + ": field '" + key + "' is " + nlohmann::json(shift).dump(), "from 0.01 to 100"});
+      EXPECT_FALSE(fs::exists(out));
+      fs::remove_all(out);  // what a binary without the fix left
+      fs::remove_all(model);
+    }
+  }
+}
+
+// NaN from a text encoder ran every step and was blamed on the transformer's prediction: the text stage's
+// output is checked where it is made, naming the encoder (status 3, nothing written).
+TEST(CliNumeric, NonFiniteTextEmbeddingsNameTheTextEncoder) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::string wan = pipeline_copy("nan_umt5");
+  set_first_f32(wan + "/text_encoder/model.safetensors", "encoder.final_layer_norm.weight", nan);
+  const std::string hv = pipeline_copy("nan_qwen", kHv15Pipeline);
+  set_first_f32(hv + "/text_encoder/model.safetensors", "layers.0.input_layernorm.weight", nan);
+  for (const auto& [model, encoder] : {std::pair{wan, "the text encoder (umT5, text_encoder/)"},
+                                       std::pair{hv, "the text encoder (Qwen2.5-VL, text_encoder/)"}}) {
+    const std::string out = temp_path("nan_text.safetensors");
+    const CliResult r = run_dattn(generate_args(model, out, kSmall));
+    expect_error(r, 3, {std::string(encoder) + " produced non-finite embeddings of the prompt", "before any denoising",
+                        "weights", "Nothing was written"});
+    EXPECT_EQ(r.err.find("transformer"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    fs::remove_all(out);  // what a binary without the fix left
+    fs::remove_all(model);
+  }
+}
+
+// A VAE latent scale whose reciprocal overflows float32 decoded to Inf, blamed on the VAE's weights: refused
+// at load naming the file, the field and the range (both families).
+TEST(CliNumeric, AVaeLatentScaleOutsideItsRangeIsRefusedAtLoad) {
+  const std::string wan = pipeline_copy("tiny_std");
+  edit_json(wan + "/vae/config.json", [](nlohmann::json& j) { j["latents_std"][3] = 1e-45; });
+  const std::string hv = pipeline_copy("tiny_scaling", kHv15Pipeline);
+  edit_json(hv + "/vae/config.json", [](nlohmann::json& j) { j["scaling_factor"] = 1e-45; });
+  for (const auto& [model, field] : {std::pair{wan, "'latents_std'"}, std::pair{hv, "'scaling_factor'"}}) {
+    const std::string out = temp_path("tiny_scale.safetensors");
+    expect_error(run_dattn(generate_args(model, out, kSmall)), 2,
+                 {model + "/vae/config.json: " + field + " must be", "positive number from 0.0001 to 10000", "1e-45"});
+    EXPECT_FALSE(fs::exists(out));
+    fs::remove_all(out);  // what a binary without the fix left
+    fs::remove_all(model);
+  }
 }
 
 // ---- devices -------------------------------------------------------------------------------------------

@@ -79,6 +79,10 @@ TEST(Hv15Vae, BadConfigIsAClearError) {
       {"unknown option", [](auto& j) { j["use_tiling"] = true; }, {"unknown field 'use_tiling'"}},
       {"another class", [](auto& j) { j["_class_name"] = "AutoencoderKLWan"; }, {"AutoencoderKLHunyuanVideo15"}},
       {"negative scaling", [](auto& j) { j["scaling_factor"] = -1.0; }, {"'scaling_factor'", "positive"}},
+      // 1 / 1e-45 is Inf in float32: a video of Inf that was blamed on the VAE's weights.
+      {"tiny scaling", [](auto& j) { j["scaling_factor"] = 1e-45; },
+       {"'scaling_factor'", "from 0.0001 to 10000", "1e-45"}},
+      {"huge scaling", [](auto& j) { j["scaling_factor"] = 1e39; }, {"'scaling_factor'", "from 0.0001 to 10000"}},
   };
   for (const Edit& e : edits) {
     nlohmann::json j = golden_config();

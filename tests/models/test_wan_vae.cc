@@ -104,6 +104,14 @@ TEST(WanVae, BadConfigIsAClearError) {
       {"empty dim_mult", [](auto& j) { j["dim_mult"] = nlohmann::json::array(); }, {"'dim_mult'", "non-empty"}},
       // A million blocks were built (20 s, 4.8 GB) before a memory error that blamed the request's size.
       {"num_res_blocks past 64", [](auto& j) { j["num_res_blocks"] = 65; }, {"'num_res_blocks'", "0 to 64"}},
+      // The pipeline computes z * std + mean: a std of 1e-45 or a mean of 1e30 decoded to NaN or Inf, blamed
+      // on the VAE's weights.
+      {"tiny latents_std", [](auto& j) { j["latents_std"][2] = 1e-45; },
+       {"'latents_std'", "positive number from 0.0001 to 10000", "got 1e-45 at index 2"}},
+      {"negative latents_std", [](auto& j) { j["latents_std"][0] = -1.0; }, {"'latents_std'", "at index 0"}},
+      {"huge latents_mean", [](auto& j) { j["latents_mean"][7] = 1e30; },
+       {"'latents_mean'", "from -10000 to 10000", "got 1e+30 at index 7"}},
+      {"string latents_mean", [](auto& j) { j["latents_mean"][1] = "0"; }, {"'latents_mean'", "at index 1"}},
   };
   for (const Edit& e : edits) {
     nlohmann::json j = golden_config();

@@ -13,6 +13,7 @@
 #include "dattn/core/run_context.h"
 #include "dattn/pipeline/guidance.h"
 #include "dattn/pipeline/scheduler.h"
+#include "dattn/pipeline/unipc_scheduler.h"
 #include "pipeline/common/denoise_loop.h"
 #include "support/golden_dir.h"
 
@@ -74,9 +75,16 @@ TEST(DenoiseLoop, ANonFinitePredictionStopsAtItsStepNamingTheModel) {
   EXPECT_NE(m.find("the transformer's prediction was non-finite"), std::string::npos) << m;
 }
 
+// The scheduler config refuses such a shift at load (test_schedulers.cc); a scheduler built in code still
+// gets the loop's check.
 TEST(DenoiseLoop, ANonFiniteScheduleStopsNamingTheSchedulerAndTheFlowShift) {
   const FakeDenoiser model(1000);  // always finite
-  const std::string m = run_error(model, *tiny_scheduler(1e9));
+  EXPECT_THROW(tiny_scheduler(1e9), UserError);
+  UniPCConfig config;  // the tiny config's values
+  config.flow_shift = 1e9;
+  UniPCMultistepScheduler scheduler(config);
+  scheduler.set_timesteps(3);
+  const std::string m = run_error(model, scheduler);
   EXPECT_NE(m.find("denoising step 1 of 3"), std::string::npos) << m;
   EXPECT_NE(m.find("the scheduler's update made them so"), std::string::npos) << m;
   EXPECT_NE(m.find("flow shift"), std::string::npos) << m;

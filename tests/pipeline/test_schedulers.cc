@@ -235,6 +235,50 @@ TEST(Schedulers, FlowMatchEulerConfigErrors) {
     EXPECT_THROW(scheduler_from_json(base + extra + "}", "fme.json"), UserError) << extra;
 }
 
+// A shift of 1e39 or 1e-300 made float32 sigmas of NaN, failing later as "timestep holds NaN" naming no
+// file, and 1e30 was taken though --flow-shift refuses it: the config's shift takes the flag's range, at
+// load, naming the file and the field, even when the flag overrides it; shift_terminal stays in [0, 1).
+TEST(Schedulers, ConfigShiftTakesTheFlowShiftFlagsRange) {
+  const nlohmann::json unipc = read_json(scheduler_config_path());
+  const nlohmann::json euler = {{"_class_name", "FlowMatchEulerDiscreteScheduler"}, {"shift", 7.0}};
+  for (const auto& [base, key] : {std::pair{unipc, "flow_shift"}, std::pair{euler, "shift"}}) {
+    for (const double bad : {1e39, 1e-300, 1e30, 0.005, 101.0, -1.0, 0.0}) {
+      nlohmann::json cfg = base;
+      cfg[key] = bad;
+      for (const SchedulerOverrides& o : {SchedulerOverrides{}, SchedulerOverrides{5.0}}) {
+        try {
+          scheduler_from_json(cfg.dump(), "s/scheduler_config.json", o);
+          ADD_FAILURE() << key << " " << bad << " was accepted";
+        } catch (const UserError& e) {
+          const std::string m = e.what();
+          EXPECT_NE(m.find("s/scheduler_config.json: field '" + std::string(key) + "' is " + cfg[key].dump()),
+                    std::string::npos) << m;
+          EXPECT_NE(m.find("from 0.01 to 100"), std::string::npos) << m;
+          EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+        }
+      }
+    }
+    for (const double ok : {0.01, 100.0}) {
+      nlohmann::json cfg = base;
+      cfg[key] = ok;
+      EXPECT_NO_THROW(scheduler_from_json(cfg.dump(), "s.json")->set_timesteps(4)) << key << " " << ok;
+    }
+    for (const double bad : {1.0, 1.5, -0.1}) {
+      nlohmann::json cfg = base;
+      cfg["shift_terminal"] = bad;
+      try {
+        scheduler_from_json(cfg.dump(), "s.json");
+        ADD_FAILURE() << "shift_terminal " << bad << " was accepted";
+      } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("s.json: field 'shift_terminal'"), std::string::npos) << e.what();
+      }
+    }
+    nlohmann::json cfg = base;
+    cfg["shift_terminal"] = 0.1;
+    EXPECT_NO_THROW(scheduler_from_json(cfg.dump(), "s.json"));
+  }
+}
+
 // A request's steps are bounded by the scheduler's num_train_timesteps (the pipeline checks it): both
 // schedulers report the config's value.
 TEST(Schedulers, ReportNumTrainTimesteps) {

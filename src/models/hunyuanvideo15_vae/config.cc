@@ -81,7 +81,8 @@ HunyuanVideo15VaeConfig HunyuanVideo15VaeConfig::from_json(const json& j, const 
   c.temporal_compression_ratio = small_int(f, "temporal_compression_ratio", c.temporal_compression_ratio, 1 << 10);
   c.downsample_match_channel = f.boolean("downsample_match_channel", c.downsample_match_channel);
   c.upsample_match_channel = f.boolean("upsample_match_channel", c.upsample_match_channel);
-  c.scaling_factor = f.positive_number("scaling_factor", c.scaling_factor);
+  c.scaling_factor = f.number_in("scaling_factor", c.scaling_factor, models::kMinLatentScale, models::kMaxLatentScale,
+                                 "a positive number");
 
   const int blocks = static_cast<int>(c.block_out_channels.size());
   const int ls = log2_exact(c.spatial_compression_ratio), lt = log2_exact(c.temporal_compression_ratio);

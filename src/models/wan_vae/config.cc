@@ -7,6 +7,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/models/wan_vae.h"
+#include "models/config_fields.h"
 
 namespace dattn {
 namespace {
@@ -125,11 +126,12 @@ WanVaeConfig WanVaeConfig::from_json(const json& j, const std::string& source) {
     f.fail("temperal_downsample", "a list of " + std::to_string(c.dim_mult.size() - 1) +
                                       " booleans (one per resolution change of dim_mult)");
   c.dropout = f.number("dropout", 0.0);
-  c.latents_mean = f.number_list("latents_mean", true);
-  c.latents_std = f.number_list("latents_std", true);
-  const std::string z_count = std::to_string(c.z_dim) + " numbers (z_dim)";
-  if (static_cast<int>(c.latents_mean.size()) != c.z_dim) f.fail("latents_mean", "a list of " + z_count);
-  if (static_cast<int>(c.latents_std.size()) != c.z_dim) f.fail("latents_std", "a list of " + z_count);
+  // One per latent channel (z_dim); the pipeline computes z * std + mean before decoding.
+  const models::ConfigFields latent(j, source);
+  const auto z = static_cast<std::size_t>(c.z_dim);
+  c.latents_mean = latent.number_list_in("latents_mean", z, -models::kMaxLatentOffset, models::kMaxLatentOffset, "");
+  c.latents_std = latent.number_list_in("latents_std", z, models::kMinLatentScale, models::kMaxLatentScale,
+                                        "a positive number");
   c.is_residual = f.boolean("is_residual", false);
   c.in_channels = f.integer("in_channels", 1, 3);
   c.out_channels = f.integer("out_channels", 1, 3);

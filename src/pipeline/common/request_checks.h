@@ -13,7 +13,8 @@ void check_multiple(const char* flag, std::int64_t value, std::int64_t multiple,
 // The --flow-shift range. diffusers takes any float; dattn refuses what cannot be meant: shift s and 1/s
 // mirror each other (sigma' = s sigma / (1 + (s - 1) sigma)), and at s = 100 half the schedule already
 // sits above sigma 0.99 (at 0.01, below 0.01), while models use 1 to 17 (Wan 3-12, HunyuanVideo up
-// to 17). At 1e9 the float32 sigmas round to 1 and the solver divides by zero.
+// to 17). At 1e9 the float32 sigmas round to 1 and the solver divides by zero. A scheduler config's
+// shift / flow_shift is held to the same range (scheduler_config.cc).
 inline constexpr double kMinFlowShift = 0.01, kMaxFlowShift = 100.0;
 // The --guidance-scale ceiling. diffusers takes any float; models use 1 to about 20 (Wan2.2 5, HunyuanVideo-1.5
 // 6), far above that the prediction is the branches' difference magnified, and near 1e38 it overflows float32

@@ -92,8 +92,9 @@ class Hv15Pipeline final : public Hv15Base {
     stages.encode = [&](bool g, Conditioning& prompt, std::optional<Conditioning>& negative, StageTimes& times) {
       auto text = acquire_text(times, memory);
       StageClock clock;
-      prompt = hv15::encode_prompt(*text, request.prompt, options_.device, options_.dtype);
-      if (g) negative = hv15::encode_prompt(*text, request.negative_prompt, options_.device, options_.dtype);
+      prompt = hv15::encode_prompt(*text, request.prompt, "prompt", options_.device, options_.dtype);
+      if (g)
+        negative = hv15::encode_prompt(*text, request.negative_prompt, "negative prompt", options_.device, options_.dtype);
       context_->synchronize();  // the encoders' device work belongs to this stage's time
       times.emplace_back("text encoding", clock.ms());
     };

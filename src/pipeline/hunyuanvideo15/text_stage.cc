@@ -7,6 +7,7 @@
 #include "dattn/models/hunyuanvideo15/transformer.h"
 #include "dattn/ops/combine.h"
 #include "dattn/text/hv15_prompt.h"
+#include "pipeline/common/text_output_check.h"
 
 namespace dattn::hv15 {
 namespace {
@@ -66,7 +67,8 @@ std::unique_ptr<TextEncoders> load_text_encoders(const Hv15PipelineInfo& info, D
                                                      crop});
 }
 
-Conditioning encode_prompt(const TextEncoders& text, const std::string& prompt, Device device, DType dtype) {
+Conditioning encode_prompt(const TextEncoders& text, const std::string& prompt, const char* kind, Device device,
+                           DType dtype) {
   Conditioning c;
   // Qwen: the chat template, cropped after the encoder; only the valid prefix is run.
   const TokenizedBatch q = qwen_inputs(text.tokenizer, text.chat_template, {prompt}, default_system_message(),
@@ -80,6 +82,7 @@ Conditioning encode_prompt(const TextEncoders& text, const std::string& prompt, 
   const std::int64_t width = hidden.dim(2);
   const Tensor kept = hidden.reshape({n, width}).narrow0(text.crop, n - text.crop).reshape({1, n - text.crop, width});
   const Padded qwen = pad_rows(kept, kHv15QwenTokens, width, device, dtype);
+  pipeline::check_text_embeddings(qwen.embeds, "the text encoder (Qwen2.5-VL, text_encoder/)", kind);
   c.tensors[kHv15TextInput] = qwen.embeds;
   c.tensors[kHv15TextMask] = qwen.mask;
 
@@ -90,6 +93,7 @@ Conditioning encode_prompt(const TextEncoders& text, const std::string& prompt, 
     encoded = text.byt5.encode(prefix(g->input_ids, m), prefix(g->attention_mask, m), 1, m);
   }
   const Padded glyph = pad_rows(encoded, kHv15ByT5Tokens, text.byt5.config().d_model, device, dtype);
+  pipeline::check_text_embeddings(glyph.embeds, "the second text encoder (ByT5, text_encoder_2/)", kind);
   c.tensors[kHv15GlyphInput] = glyph.embeds;
   c.tensors[kHv15GlyphMask] = glyph.mask;
   return c;

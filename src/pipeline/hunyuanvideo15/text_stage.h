@@ -41,7 +41,9 @@ AttentionSettings transformer_attention(const AttentionSettings& diffusion);
 std::unique_ptr<TextEncoders> load_text_encoders(const Hv15PipelineInfo& info, Device device, DType dtype,
                                                  const AttentionSettings& attention);
 
-// The conditioning of one prompt, embeddings in `dtype` on `device`, masks float32 0/1 on the host.
-Conditioning encode_prompt(const TextEncoders& text, const std::string& prompt, Device device, DType dtype);
+// The conditioning of one prompt, embeddings in `dtype` on `device`, masks float32 0/1 on the host. NumericError
+// naming the encoder and `kind` ("prompt", "negative prompt") when its embeddings hold NaN or Inf.
+Conditioning encode_prompt(const TextEncoders& text, const std::string& prompt, const char* kind, Device device,
+                           DType dtype);
 
 }  // namespace dattn::hv15

@@ -1,6 +1,7 @@
 #include "pipeline/schedulers/config_reader.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "dattn/core/error.h"
@@ -40,6 +41,16 @@ std::optional<double> ConfigReader::optional_number(const std::string& key) {
 
 double ConfigReader::number(const std::string& key, double fallback) {
   return optional_number(key).value_or(fallback);
+}
+
+double ConfigReader::number_in(const std::string& key, double fallback, double lo, double hi, const std::string& why) {
+  const double v = number(key, fallback);
+  if (!(v >= lo && v <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "from %g to %g", lo, hi);
+    fail(key, "is " + shown(key) + ": expected a number " + range + " (" + why + ")");
+  }
+  return v;
 }
 
 int ConfigReader::integer(const std::string& key, int fallback) {

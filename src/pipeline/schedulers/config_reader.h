@@ -17,6 +17,8 @@ class ConfigReader {
   bool has(const std::string& key) const;  // present and not null
   double number(const std::string& key, double fallback);
   std::optional<double> optional_number(const std::string& key);
+  // A number from lo to hi, or the fallback when absent; out of range names the range and `why`.
+  double number_in(const std::string& key, double fallback, double lo, double hi, const std::string& why);
   int integer(const std::string& key, int fallback);
   bool boolean(const std::string& key, bool fallback);
   std::string string(const std::string& key, const std::string& fallback);

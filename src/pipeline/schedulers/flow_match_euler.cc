@@ -5,6 +5,7 @@
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 
 #include <cmath>
+#include <limits>
 
 #include "dattn/core/error.h"
 #include "dattn/ops/combine.h"
@@ -17,7 +18,9 @@ FlowMatchEulerDiscreteScheduler::FlowMatchEulerDiscreteScheduler(FlowMatchEulerC
   if (config_.num_train_timesteps < 1)
     throw UserError("FlowMatchEulerDiscreteScheduler: num_train_timesteps must be >= 1, got " +
                     std::to_string(config_.num_train_timesteps));
-  if (!(config_.shift > 0) || !std::isfinite(config_.shift))
+  // The shift is applied in float32: it must be a positive float32 that is finite and normal.
+  const float shift_f32 = static_cast<float>(config_.shift);
+  if (!(shift_f32 >= std::numeric_limits<float>::min()) || !std::isfinite(shift_f32))
     throw UserError("FlowMatchEulerDiscreteScheduler: shift must be a positive number, got " +
                     std::to_string(config_.shift));
   // __init__: t = 1000..1 (float32), s = t / N, shifted in float32 torch arithmetic.

@@ -10,6 +10,7 @@
 #include "dattn/pipeline/flow_match_euler_scheduler.h"
 #include "dattn/pipeline/scheduler.h"
 #include "dattn/pipeline/unipc_scheduler.h"
+#include "pipeline/common/request_checks.h"
 #include "pipeline/schedulers/config_reader.h"
 
 namespace dattn {
@@ -37,6 +38,23 @@ void reject_sigma_variants(ConfigReader& r) {
                 "false (dynamic shifting needs the pipeline's mu)");
 }
 
+// The config's flow shift takes the --flow-shift range, checked even when the flag overrides it: 1e39 and
+// 1e-300 made float32 sigmas of NaN that failed later as "timestep holds NaN", naming no file.
+double read_shift(ConfigReader& r, const std::string& key, const SchedulerOverrides& overrides) {
+  const double configured = r.number_in(key, 1.0, pipeline::kMinFlowShift, pipeline::kMaxFlowShift,
+                                        "the --flow-shift range; models use 1 to 17");
+  return overrides.flow_shift.value_or(configured);
+}
+
+// The sigma the schedule is stretched to end at (0 or null: off); 1 or more left no schedule, below 0
+// gave negative sigmas.
+std::optional<double> read_shift_terminal(ConfigReader& r) {
+  const std::optional<double> v = r.optional_number("shift_terminal");
+  if (v && !(*v >= 0 && *v < 1))
+    r.fail("shift_terminal", "is " + r.shown("shift_terminal") + ": expected null, 0 (off) or a last sigma in (0, 1)");
+  return v;
+}
+
 std::unique_ptr<Scheduler> make_unipc(ConfigReader& r, const SchedulerOverrides& overrides) {
   UniPCConfig c;
   c.num_train_timesteps = r.integer("num_train_timesteps", 1000);
@@ -56,9 +74,8 @@ std::unique_ptr<Scheduler> make_unipc(ConfigReader& r, const SchedulerOverrides&
   c.solver_bh2 = solver_type != "bh1";
   c.lower_order_final = r.boolean("lower_order_final", true);
   for (int i : r.int_list("disable_corrector")) c.disable_corrector.insert(i);
-  c.flow_shift = overrides.flow_shift.value_or(r.number("flow_shift", 1.0));
-  if (!(c.flow_shift > 0)) r.fail("flow_shift", "is " + std::to_string(c.flow_shift) + ": expected a positive number");
-  c.shift_terminal = r.optional_number("shift_terminal");
+  c.flow_shift = read_shift(r, "flow_shift", overrides);
+  c.shift_terminal = read_shift_terminal(r);
   const std::string final_type = r.string("final_sigmas_type", "zero");
   require_one_of(r, "final_sigmas_type", final_type, {"zero", "sigma_min"});
   c.final_sigma_zero = final_type == "zero";
@@ -86,9 +103,8 @@ std::unique_ptr<Scheduler> make_unipc(ConfigReader& r, const SchedulerOverrides&
 std::unique_ptr<Scheduler> make_flow_match_euler(ConfigReader& r, const SchedulerOverrides& overrides) {
   FlowMatchEulerConfig c;
   c.num_train_timesteps = r.integer("num_train_timesteps", 1000);
-  c.shift = overrides.flow_shift.value_or(r.number("shift", 1.0));
-  if (!(c.shift > 0)) r.fail("shift", "is " + std::to_string(c.shift) + ": expected a positive number");
-  c.shift_terminal = r.optional_number("shift_terminal");
+  c.shift = read_shift(r, "shift", overrides);
+  c.shift_terminal = read_shift_terminal(r);
   c.invert_sigmas = r.boolean("invert_sigmas", false);
   reject_sigma_variants(r);
   require_value(r, "stochastic_sampling", !r.boolean("stochastic_sampling", false), "false");

@@ -16,6 +16,7 @@
 #include "dattn/text/prompt_clean.h"
 #include "dattn/text/tokenizer.h"
 #include "pipeline/common/decoded_frames.h"
+#include "pipeline/common/text_output_check.h"
 #include "pipeline/common/text_to_video_pipeline.h"
 #include "pipeline/wan/request_memory.h"
 
@@ -102,15 +103,16 @@ class WanPipeline final : public WanBase {
     auto text = acquire_text(times, memory);
     StageClock clock;
     const int length = request.max_sequence_length.value_or(kWanDefaultMaxSequenceLength);
-    auto embed = [&](const std::string& s) {
+    auto embed = [&](const std::string& s, const char* kind) {
       const Tensor e = encode_prompt(text->encoder, text->tokenizer.encode({clean_prompt(s)}, length));
       // Converted once here, not in every forward (umT5 runs in fp32 for an fp16 transformer).
       Conditioning c;
       c.tensors[kWanTextInput] = e.to(options_.device).to(options_.dtype);
+      pipeline::check_text_embeddings(c.tensors[kWanTextInput], "the text encoder (umT5, text_encoder/)", kind);
       return c;
     };
-    prompt = embed(request.prompt);
-    if (guidance) negative = embed(request.negative_prompt);
+    prompt = embed(request.prompt, "prompt");
+    if (guidance) negative = embed(request.negative_prompt, "negative prompt");
     // CUDA work is asynchronous: wait for it so its time is this stage's, not the next one's.
     context_->synchronize();
     times.emplace_back("text encoding", clock.ms());
