@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_runner.h"
+#include "cli/serve_skip.h"
 #include "dattn/parallel/world.h"
 #include "support/golden_dir.h"
 
@@ -57,6 +58,7 @@ TEST(CliParallel, GenerateRefusesDegreesThatOneProcessCannotRun) {
 
 // The server takes the same flags with the same checks (its multi-rank runs: tests/serve/test_serve_ranks.cc).
 TEST(CliParallel, ServeRefusesDegreesThatOneProcessCannotRun) {
+  DATTN_SKIP_WITHOUT_SERVE();  // a build without the server has a stand-in that refuses every start
   const std::string serve = "serve --device cpu " + shell_quote(golden_dir() + "/wan_tiny/pipeline") + " --port 0 ";
   expect_refused(serve + "--cfg-parallel-size 2",
                  std::string("--cfg-parallel-size 2 = 2 ranks, but this process runs alone") +
