@@ -277,7 +277,7 @@ TEST_F(CliFrontDoor, ParseErrorsSayWhatWasWrongInTheUsersOrder) {
   expect_user_error(run_dattn(generate_args(model, out, "--guidance-scale high")),
                     "--guidance-scale 'high': expected a number");
   expect_user_error(run_dattn(generate_args(model, out, "--fps 100000000000")),
-                    "--fps '100000000000': expected a whole number of fewer digits");
+                    "--fps '100000000000': expected a whole number from 0 to 2147483647 (decimal digits only)");
   expect_user_error(run_dattn(generate_args(model, out, "--fps 241")), "--fps 241 must be from 1 to 240");
   expect_user_error(run_dattn(generate_args(model, out, "--model " + shell_quote(model))),
                     "--model is given 2 times; give it once");

@@ -24,6 +24,7 @@
 #include "dattn/core/human_bytes.h"
 #include "dattn/core/process_memory.h"
 #include "dattn/device_option.h"
+#include "dattn/integer_option.h"
 #include "dattn/models/attention_roles.h"
 #include "dattn/shape_option.h"
 
@@ -35,7 +36,7 @@ struct AttentionOptions {
   std::string shape;     // B,Sq,Sk,H,D
   std::optional<std::int64_t> kv_heads;  // unset: H
   std::string dtype = "auto";
-  std::int64_t key_padding = -1;
+  std::optional<std::int64_t> key_padding;  // unset: every key (no mask)
   bool causal = false;
   int repeat = 3;
   std::string role = "self";
@@ -52,10 +53,9 @@ AttentionShape parse_shape(const AttentionOptions& o) {
     throw UserError("--kv-heads " + std::to_string(*o.kv_heads) + ": expected a positive number");
   s.heads_kv = o.kv_heads.value_or(s.heads_q);
   s.validate();
-  if (o.key_padding > s.seq_k)
-    throw UserError("--key-padding " + std::to_string(o.key_padding) + ": more than Sk = " + std::to_string(s.seq_k));
-  if (o.key_padding < -1) throw UserError("--key-padding " + std::to_string(o.key_padding) + ": expected 0..Sk");
-  s.mask = o.causal ? MaskKind::Causal : o.key_padding >= 0 ? MaskKind::KeyPadding : MaskKind::None;
+  if (o.key_padding && *o.key_padding > s.seq_k)
+    throw UserError("--key-padding " + std::to_string(*o.key_padding) + ": more than Sk = " + std::to_string(s.seq_k));
+  s.mask = o.causal ? MaskKind::Causal : o.key_padding ? MaskKind::KeyPadding : MaskKind::None;
   s.validate();  // causal needs Sq == Sk
   return s;
 }
@@ -198,7 +198,7 @@ Row run_one(const AttentionBackend& b, const AttentionOptions& o, AttentionShape
   std::vector<std::uint8_t> out(n_out * dtype_size(shape.dtype), 0xFF);  // NaN poison
   AttentionProblem p;
   p.shape = shape;
-  if (o.key_padding >= 0) p.key_lengths.assign(shape.batch, o.key_padding);
+  if (o.key_padding) p.key_lengths.assign(shape.batch, *o.key_padding);
   const nlohmann::json full_extra = extra_with_defaults(b, extra);
   std::vector<double> times;
   if (device == Device::CUDA) {
@@ -284,7 +284,7 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
   ref_problem.q = in.q.data(), ref_problem.k = in.k.data(), ref_problem.v = in.v.data();
   std::vector<float> unused_out(1);
   ref_problem.out = unused_out.data();
-  if (o.key_padding >= 0) ref_problem.key_lengths.assign(shape.batch, o.key_padding);
+  if (o.key_padding) ref_problem.key_lengths.assign(shape.batch, *o.key_padding);
   std::vector<double> ref;  // stays empty with --no-check
   if (!o.no_check) attention_reference_f64(ref_problem, ref);
 
@@ -303,7 +303,7 @@ int run_attention_cmd(const AttentionOptions& o, const CommandContext& ctx) {
     std::printf("%s\n", arr.dump().c_str());
     return 0;
   }
-  const std::string padding = (o.key_padding >= 0 ? " key-padding=" + std::to_string(o.key_padding) : "") +
+  const std::string padding = (o.key_padding ? " key-padding=" + std::to_string(*o.key_padding) : "") +
                               (o.causal ? " causal" : "");
   std::printf("attention B=%lld Sq=%lld Sk=%lld Hq=%lld Hkv=%lld D=%lld%s on %s, %s inputs, seed %u, median of %d "
               "runs, %s\n",
@@ -346,15 +346,15 @@ Command add_attention_command(CLI::App& root) {
       ->type_name("NAME[,NAME]|all");
   app->add_option("--shape", o->shape, "Problem size B,Sq,Sk,H,D (batch, query tokens, key tokens, heads, head dim)")
       ->required()->type_name("B,Sq,Sk,H,D");
-  app->add_option("--kv-heads", o->kv_heads, "K/V heads (must divide H; default H)");
+  add_integer_option(*app, "--kv-heads", o->kv_heads, "K/V heads (must divide H; default H)");
   app->add_option("--dtype", o->dtype, "fp32, bf16, fp16, or auto (bf16 where the backend takes it, else fp32)")
       ->capture_default_str();
-  app->add_option("--key-padding", o->key_padding, "Valid keys per batch item (default: all)")->type_name("N");
+  add_integer_option(*app, "--key-padding", o->key_padding, "Valid keys per batch item, 0 to Sk (default: all)")->type_name("N");
   app->add_flag("--causal", o->causal, "Causal mask (query i sees keys <= i; needs Sq == Sk), with --key-padding if given");
-  app->add_option("--repeat", o->repeat, "Timed runs after one warm-up; the median is reported")->capture_default_str();
+  add_integer_option(*app, "--repeat", o->repeat, "Timed runs after one warm-up; the median is reported")->capture_default_str();
   app->add_option("--role", o->role, "Role whose configuration applies")->capture_default_str();
   app->add_option("--device", o->device, "cpu or cuda")->capture_default_str();
-  app->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
+  add_integer_option(*app, "--seed", o->seed, "Seed of the random inputs (default: fresh)");
   app->add_flag("--json", o->json, "Print one JSON array, one object per backend");
   app->add_option("--inputs", o->inputs,
                   "gaussian (every element N(0,1)) or local (q/k share a smooth function of position, so "

@@ -22,6 +22,7 @@
 #include "dattn/device_option.h"
 #include "dattn/generate_report.h"
 #include "dattn/generate_validation.h"
+#include "dattn/integer_option.h"
 #include "dattn/io/output_file.h"
 #include "dattn/io/video_writer.h"
 #include "dattn/model_option.h"
@@ -322,17 +323,17 @@ Command add_generate_command(CLI::App& root) {
   app->add_option("--prompt", o->prompt, "What to generate")->required()->type_name("TEXT");
   app->add_option("--negative-prompt", o->negative_prompt, "What to steer away from (with guidance > 1)")
       ->type_name("TEXT");
-  app->add_option("--height", o->height, "Video height in pixels (a multiple of the model's factor, 32 for Wan2.2)")
+  add_integer_option(*app, "--height", o->height, "Video height in pixels (a multiple of the model's factor, 32 for Wan2.2)")
       ->required();
-  app->add_option("--width", o->width, "Video width in pixels (a multiple of the model's factor)")->required();
-  app->add_option("--num-frames", o->num_frames, "Number of frames, 4k+1")->required();
-  app->add_option("--num-inference-steps", o->steps, "Denoising steps")->required();
+  add_integer_option(*app, "--width", o->width, "Video width in pixels (a multiple of the model's factor)")->required();
+  add_integer_option(*app, "--num-frames", o->num_frames, "Number of frames, 4k+1")->required();
+  add_integer_option(*app, "--num-inference-steps", o->steps, "Denoising steps")->required();
   add_seed_option(*app, o->seed, "Seed of dattn's initial noise (not torch's generator), 0 to 2^64-1");
   app->add_option("--guidance-scale", o->guidance_scale,
                   "Classifier-free guidance scale, 0 to 100 (off at <= 1; default: the model's, 5 for Wan2.2, the "
                   "guider config's for HunyuanVideo-1.5)");
   app->add_option("--flow-shift", o->flow_shift, "Overrides the scheduler config's flow_shift (0.01 to 100)");
-  app->add_option("--fps", o->fps, "Frame rate of the .mp4, 1 to 240")->capture_default_str();
+  add_integer_option(*app, "--fps", o->fps, "Frame rate of the .mp4, 1 to 240")->capture_default_str();
   app->add_option("--output", o->output, "PATH.mp4, PATH.png or PATH.safetensors")->required()->type_name("PATH");
   app->add_option("--initial-latents", o->initial_latents,
                   "Safetensors file with the initial noise (tensor input.latents or latents) instead of --seed")
@@ -378,7 +379,7 @@ Command add_generate_command(CLI::App& root) {
                   "With --validate-against: the baseline's --quantization (none or fp8; default: this run's), "
                   "e.g. none to measure what --quantization fp8 costs in quality against the bf16 linears")
       ->type_name("Q");
-  app->add_option("--validate-warmup-steps", o->validate_warmup_steps,
+  add_integer_option(*app, "--validate-warmup-steps", o->validate_warmup_steps,
                   "With --validate-against: first run each configuration untimed with this many steps, so that "
                   "neither timed run pays one-time set-up (default 1; 0: no warm-up)")
       ->check(CLI::Range(0, 1000));

@@ -13,6 +13,7 @@
 #include "dattn/command.h"
 #include "dattn/core/error.h"
 #include "dattn/device_option.h"
+#include "dattn/integer_option.h"
 #include "dattn/parallel_option.h"
 #include "dattn/model_option.h"
 #include "dattn/pipeline/pipeline.h"
@@ -115,10 +116,10 @@ Command add_serve_command(CLI::App& root) {
   app->add_option("--revision", o->revision, "With a Hugging Face id: the branch, tag or commit")->type_name("REV");
   app->add_option("--served-model-name", o->served_model_name, "The model id clients send (default: the folder's name)");
   app->add_option("--host", s.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
-  app->add_option("--port", s.port, "TCP port (0: any free one, printed at start)")->capture_default_str()
+  add_integer_option(*app, "--port", s.port, "TCP port (0: any free one, printed at start)")->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app->add_option("--api-key", s.api_key, "Require \"Authorization: Bearer KEY\" on /v1/*")->type_name("KEY");
-  app->add_option("--max-queue", s.max_queue, "Jobs that may wait; more are refused with 429")->capture_default_str()
+  add_integer_option(*app, "--max-queue", s.max_queue, "Jobs that may wait; more are refused with 429")->capture_default_str()
       ->check(CLI::Range(1, 100000));
   app->add_option("--output-dir", s.output_dir, "Where jobs.sqlite and videos/ live")->capture_default_str();
   app->add_option("--video-format", o->video_format,
@@ -138,22 +139,22 @@ Command add_serve_command(CLI::App& root) {
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);
   const char* limits = "Request limits (refused with 400 before queueing)";
-  app->add_option("--max-width", s.limits.max_width)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
-  app->add_option("--max-height", s.limits.max_height)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
-  app->add_option("--max-frames", s.limits.max_frames)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
-  app->add_option("--max-steps", s.limits.max_steps)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
-  app->add_option("--max-images", s.limits.max_images, "n of one image request")->group(limits)
+  add_integer_option(*app, "--max-width", s.limits.max_width)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  add_integer_option(*app, "--max-height", s.limits.max_height)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  add_integer_option(*app, "--max-frames", s.limits.max_frames)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  add_integer_option(*app, "--max-steps", s.limits.max_steps)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  add_integer_option(*app, "--max-images", s.limits.max_images, "n of one image request")->group(limits)
       ->capture_default_str()->check(CLI::PositiveNumber);
-  app->add_option("--max-prompt-chars", s.limits.max_prompt_chars, "Bytes of a prompt")->group(limits)
+  add_integer_option(*app, "--max-prompt-chars", s.limits.max_prompt_chars, "Bytes of a prompt")->group(limits)
       ->capture_default_str()->check(CLI::PositiveNumber);
-  app->add_option("--max-body-bytes", s.limits.max_body_bytes, "A larger body is refused with 413")->group(limits)
+  add_integer_option(*app, "--max-body-bytes", s.limits.max_body_bytes, "A larger body is refused with 413")->group(limits)
       ->capture_default_str()->check(CLI::PositiveNumber);
   const char* defaults = "Defaults of fields a request leaves out";
-  app->add_option("--default-width", s.defaults.width)->group(defaults)->capture_default_str();
-  app->add_option("--default-height", s.defaults.height)->group(defaults)->capture_default_str();
-  app->add_option("--default-num-frames", s.defaults.num_frames)->group(defaults)->capture_default_str();
-  app->add_option("--default-steps", s.defaults.num_inference_steps)->group(defaults)->capture_default_str();
-  app->add_option("--default-fps", s.defaults.fps)->group(defaults)->capture_default_str()->check(CLI::Range(1, 240));
+  add_integer_option(*app, "--default-width", s.defaults.width)->group(defaults)->capture_default_str();
+  add_integer_option(*app, "--default-height", s.defaults.height)->group(defaults)->capture_default_str();
+  add_integer_option(*app, "--default-num-frames", s.defaults.num_frames)->group(defaults)->capture_default_str();
+  add_integer_option(*app, "--default-steps", s.defaults.num_inference_steps)->group(defaults)->capture_default_str();
+  add_integer_option(*app, "--default-fps", s.defaults.fps)->group(defaults)->capture_default_str()->check(CLI::Range(1, 240));
   document_attention_flags(*app);
   return {app, true, [o](const CommandContext& ctx) { return run_serve(*o, ctx); }};
 }

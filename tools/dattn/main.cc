@@ -14,6 +14,7 @@
 #include "dattn/command_word.h"
 #include "dattn/parse_error_text.h"
 #include "dattn/help_footer.h"
+#include "dattn/integer_option.h"
 #include "dattn/rank_output.h"
 
 int main(int argc, char** argv) {
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
                                      add_attention_command(app),   add_make_checkpoint_command(app),
                                      add_transformer_command(app), add_make_pipeline_command(app),
                                      add_generate_command(app),    add_serve_command(app)};
+    require_decimal_integers(app);  // an integer option read by CLI11 alone is dattn's bug, found at once
 
     CommandContext ctx;
     ctx.arguments = args;

@@ -4,19 +4,20 @@
 #include <string>
 
 #include "dattn/core/error.h"
+#include "dattn/integer_option.h"
 #include "dattn/rank_output.h"
 
 namespace dattn::tool {
 
 void add_parallel_options(CLI::App& app, ParallelFlags& flags) {
   const std::string group = "Parallel (one process per rank: dattn starts them on one host, mpirun across hosts; docs/parallel.md)";
-  app.add_option("--tensor-parallel-size", flags.degrees.tensor_parallel,
+  add_integer_option(app, "--tensor-parallel-size", flags.degrees.tensor_parallel,
                  "Ranks that split each block's heads and FFN columns, each reading only its weight slices (heads and FFN must divide by it)")
       ->group(group)->capture_default_str();
-  app.add_option("--ulysses-degree", flags.degrees.ulysses,
+  add_integer_option(app, "--ulysses-degree", flags.degrees.ulysses,
                  "Ranks that split the video tokens, exchanging heads around self-attention (heads and the latent tokens must divide by it)")
       ->group(group)->capture_default_str();
-  app.add_option("--cfg-parallel-size", flags.degrees.cfg,
+  add_integer_option(app, "--cfg-parallel-size", flags.degrees.cfg,
                  "1, or 2: the conditional and unconditional guidance branches on two ranks (guidance scale > 1)")
       ->group(group)->capture_default_str();
 }

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dattn/integer_option.h"
 #include "dattn/seed_text.h"
 
 namespace dattn::tool {
@@ -17,6 +18,7 @@ inline CLI::Option* add_seed_option(CLI::App& app, std::uint64_t& seed, const st
   return app
       .add_option_function<std::string>(
           "--seed", [&seed, max](const std::string& text) { seed = parse_seed(text, max); }, help)
+      ->transform(decimal_integer_check("--seed", 0, max))  // as every integer flag; parse_seed checks again
       ->type_name("UINT")
       ->default_str(std::to_string(seed));
 }

@@ -2,11 +2,13 @@
 #include "dattn/shape_option.h"
 
 #include <cstdint>
+#include <limits>
 #include <sstream>
-#include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "dattn/core/error.h"
+#include "dattn/core/whole_number.h"
 #include "dattn/models/attention_roles.h"
 
 namespace dattn::tool {
@@ -16,13 +18,14 @@ AttentionShape shape_from_option(const std::string& text) {
   std::stringstream ss(text);
   std::string item;
   while (std::getline(ss, item, ',')) {
-    try {
-      std::size_t used = 0;
-      v.push_back(std::stoll(item, &used));
-      if (used != item.size()) throw std::invalid_argument(item);
-    } catch (const std::exception&) {
-      throw UserError("--shape '" + text + "': '" + item + "' is not an integer; expected B,Sq,Sk,H,D");
-    }
+    // Decimal digits only, as every integer flag (integer_text.h): stoll took " 5" and "+5". A '-' is
+    // read so that validate() names the dimension that is negative.
+    const bool negative = !item.empty() && item[0] == '-';
+    const auto value = parse_whole_number(std::string_view(item).substr(negative ? 1 : 0),
+                                          std::numeric_limits<std::int64_t>::max());
+    if (!value)
+      throw UserError("--shape '" + text + "': '" + item + "' is not an integer in decimal digits; expected B,Sq,Sk,H,D");
+    v.push_back(negative ? -static_cast<std::int64_t>(*value) : static_cast<std::int64_t>(*value));
   }
   if (v.size() != 5) throw UserError("--shape '" + text + "': expected 5 integers B,Sq,Sk,H,D");
   AttentionShape s;
