@@ -172,8 +172,11 @@ TEST(CliHardening, SizeAndFrameHintsArePositiveAndDoNotOverflow) {
   const auto message = [&](const std::string& size) {
     return run_dattn(generate_args(golden(kPipeline), out, size + " --num-inference-steps 1")).err;
   };
+  // A negative size is refused as it is read (integer flags take decimal digits only).
   std::string err = message("--height -32 --width 96 --num-frames 9");
-  EXPECT_NE(err.find("--height -32 must be a positive multiple of 32"), std::string::npos) << err;
+  EXPECT_NE(err.find("--height '-32': expected a whole number from 0 to "), std::string::npos) << err;
+  err = message("--height 0 --width 96 --num-frames 9");
+  EXPECT_NE(err.find("--height 0 must be a positive multiple of 32"), std::string::npos) << err;
   EXPECT_NE(err.find("; try 32\n"), std::string::npos) << err;
   err = message("--height 9223372036854775807 --width 96 --num-frames 9");
   EXPECT_NE(err.find("try 9223372036854775776\n"), std::string::npos) << err;
