@@ -34,12 +34,12 @@ void create_parent_folders(const std::string& path, const std::string& what) {
 }
 
 void check_output_file(const std::string& path, const std::string& what) {
-  const fs::path p(path);
+  output_place(path, what, /*stream_ok=*/false);
+  const fs::path p(replace_target(path));  // through a symlink: the file it names, in its folder
   const fs::path dir = folder_of(p);
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw UserError(what + " '" + path + "': folder '" + dir.string() + "' does not exist");
-  if (fs::is_directory(p, ec)) throw UserError(what + " '" + path + "' is a folder, expected a file name");
   // Probe: create and remove a file in the folder (permissions, read-only mounts, full quotas). The
   // file itself is written under a temporary name in this folder, so this is the check that matters.
   const fs::path probe = dir / (".dattn_write_probe_" + std::to_string(::getpid()));
@@ -54,9 +54,9 @@ void check_output_file(const std::string& path, const std::string& what) {
     throw UserError(what + " '" + path + "' exists and cannot be overwritten: " + std::strerror(errno));
 }
 
-PendingFile::PendingFile(std::string path) : path_(std::move(path)) {
+PendingFile::PendingFile(std::string path) : path_(std::move(path)), target_(replace_target(path_)) {
   static std::atomic<unsigned> counter{0};
-  const fs::path p(path_);
+  const fs::path p(target_);  // the temporary beside the file it replaces: a rename within one folder
   // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + std::string temporaries.
   std::string name(1, '.');
   name += p.stem().string();
@@ -69,7 +69,7 @@ PendingFile::PendingFile(std::string path) : path_(std::move(path)) {
 }
 
 PendingFile::PendingFile(PendingFile&& other) noexcept
-    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), done_(other.done_) {
+    : path_(std::move(other.path_)), target_(std::move(other.target_)), temp_(std::move(other.temp_)), done_(other.done_) {
   other.done_ = true;  // the moved-from object owns no temporary
 }
 
@@ -83,11 +83,18 @@ void PendingFile::commit() {
   std::error_code ec;
   if (!fs::is_regular_file(temp_, ec))
     throw UserError(path_ + ": the writer produced no file at '" + temp_ + "'");
-  const fs::file_status old = fs::status(path_, ec);
-  if (!ec && fs::is_regular_file(old)) fs::permissions(temp_, old.permissions(), ec);  // best effort
-  fs::rename(temp_, path_, ec);
-  if (ec) {
-    const std::string why = ec.message();
+  // Checked again here, the last moment: a device, FIFO or link put there during the run is never
+  // renamed over (every writer commits through here, whatever it checked before).
+  const fs::file_status old = fs::symlink_status(target_, ec);
+  std::string why;
+  if (!ec && fs::exists(old) && !fs::is_regular_file(old)) {
+    why = "it is not a regular file (dattn replaces only those)";
+  } else {
+    if (!ec && fs::is_regular_file(old)) fs::permissions(temp_, old.permissions(), ec);  // best effort
+    fs::rename(temp_, target_, ec);
+    if (ec) why = ec.message();
+  }
+  if (!why.empty()) {
     fs::remove(temp_, ec);
     done_ = true;
     throw UserError(path_ + ": cannot replace it with the written file: " + why);

@@ -2,6 +2,7 @@
 // png) replacing an existing file whole: a hard link to the old file keeps the old bytes (a writer that
 // truncated and rewrote in place would change them), and a failed write leaves the old file as it was.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,6 +123,32 @@ TEST_F(OutputFileTest, PendingFileReplacesOnlyOnCommit) {
                 .find("the writer produced no file"),
             std::string::npos);
   EXPECT_EQ(read(path("out.json")), "new bytes");
+}
+
+// A rename replaced a FIFO (or, as root, /dev/null) with a regular file. Every writer commits through
+// PendingFile, which renames over nothing but a regular file; a symlink's target is replaced instead.
+TEST_F(OutputFileTest, OnlyARegularFileIsRenamedOver) {
+  ASSERT_EQ(::mkfifo(path("f.safetensors").c_str(), 0600), 0);
+  EXPECT_NE(user_error([&] { check_output_file(path("f.safetensors"), "--output"); }).find("is a FIFO (named pipe)"),
+            std::string::npos);
+  EXPECT_NE(user_error([&] { write_safetensors(path("f.safetensors"), {{"x", "U8", {1}, {1}}}); })
+                .find("not a regular file"),
+            std::string::npos);
+  EXPECT_TRUE(fs::is_fifo(path("f.safetensors")));
+  EXPECT_EQ(output_place(path("f.safetensors"), "--report", /*stream_ok=*/true), OutputPlace::Stream);
+  EXPECT_EQ(output_place("/dev/null", "--report", /*stream_ok=*/true), OutputPlace::Stream);
+  EXPECT_NE(user_error([&] { output_place("/dev/null", "--output", /*stream_ok=*/false); }).find("character device"),
+            std::string::npos);
+  EXPECT_EQ(leftovers({"f.safetensors"}), std::vector<std::string>{});
+
+  fs::create_directories(path("real"));
+  existing("real/t.json");
+  fs::create_symlink("real/t.json", path("link.json"));
+  write_output_text(path("link.json"), "--report", "new");
+  EXPECT_TRUE(fs::is_symlink(path("link.json")));
+  EXPECT_EQ(read(path("real/t.json")), "new");
+  EXPECT_TRUE(same_file(path("link.json"), path("real/../real/t.json")));
+  EXPECT_EQ(read(path("real/t.json.link")), "old bytes");  // replaced by a rename, not rewritten in place
 }
 
 TEST_F(OutputFileTest, SafetensorsWriterReplacesAWholeFile) {

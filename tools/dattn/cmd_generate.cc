@@ -4,8 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -36,7 +34,6 @@
 namespace dattn::tool {
 namespace {
 
-namespace fs = std::filesystem;
 
 struct GenerateOptions {
   std::string model, revision, prompt, negative_prompt, output, initial_latents, report;
@@ -150,6 +147,13 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
   options.vae_dtype = vae_dtype_from_option(o.vae_dtype);
   options.quantization = quantization_from_option(o.quantization);
   const std::string model_dir = model_dir_from_option(o.model, o.revision);
+  // An output never replaces what the run reads (compared as files, not as spellings).
+  refuse_output_over_input(o.output, "--output", o.initial_latents, "--initial-latents");
+  refuse_output_in_model(o.output, "--output", model_dir);
+  if (!o.report.empty()) {
+    refuse_output_over_input(o.report, "--report", o.initial_latents, "--initial-latents");
+    refuse_output_in_model(o.report, "--report", model_dir);
+  }
   options.attention = settings_from_command_line(ctx.attention_flags);
   options.residency = Residency::PerStage;  // one big component in memory at a time
   options.load_ahead = load_ahead_from_option(o.load_ahead);
@@ -192,7 +196,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     throw UserError("--validate-warmup-steps needs --validate-against BACKEND (the run to compare with)");
   if (o.validate_min_psnr && std::isnan(*o.validate_min_psnr))
     throw UserError("--validate-min-psnr nan: expected a number of dB");
-  if (!o.report.empty() && fs::weakly_canonical(o.report) == fs::weakly_canonical(o.output))
+  if (!o.report.empty() && same_file(o.report, o.output))
     throw UserError("--report '" + o.report + "' is the --output file; give the report a path of its own");
   const int warmup_steps = o.validate_warmup_steps.value_or(1);
   const Quantization baseline_quantization =
@@ -204,7 +208,8 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     create_parent_folders(o.output, "output");
     check_output_path(o.output, video);
   }
-  if (root && !o.report.empty()) {
+  // A report to a stream (/dev/stdout, a FIFO, /dev/null) is written there as it is; a file is replaced.
+  if (root && !o.report.empty() && output_place(o.report, "--report", /*stream_ok=*/true) == OutputPlace::File) {
     create_parent_folders(o.report, "--report");
     check_output_file(o.report, "--report");
   }
@@ -291,12 +296,7 @@ int run_generate(const GenerateOptions& o, const CommandContext& ctx) {
     std::int64_t device_peak = -1;
     for (const auto& m : stage_memory) device_peak = std::max(device_peak, m.peak_device_bytes);
     j["peak_device_bytes"] = device_peak >= 0 ? nlohmann::json(device_peak) : nlohmann::json(nullptr);
-    write_file_replacing(o.report, [&](const std::string& temp) {
-      std::ofstream out(temp);
-      out << j.dump(2) << "\n";
-      out.close();
-      if (!out) throw UserError("--report '" + o.report + "': cannot write");
-    });
+    write_output_text(o.report, "--report", j.dump(2) + "\n");
   }
   if (validation && o.validate_min_psnr && !(validation->psnr_db >= *o.validate_min_psnr)) {
     std::fprintf(stderr, "dattn: validation failed: video PSNR %.2f dB against %s is below --validate-min-psnr %g\n",

@@ -136,6 +136,8 @@ int run_transformer(const TransformerOptions& o, const CommandContext& ctx) {
   run.attention = settings_from_command_line(ctx.attention_flags);
   const std::string model_dir = transformer_dir(model_dir_from_option(o.model, o.revision));
   check_transformer_output(o.output);
+  refuse_output_over_input(o.output, "--output", o.inputs, "--inputs");
+  refuse_output_in_model(o.output, "--output", model_dir);
   const std::string cls = class_of(model_dir);
   if (cls != "WanTransformer3DModel" && cls != "HunyuanVideo15Transformer3DModel")
     throw UserError(model_dir + "/config.json: '_class_name' is \"" + cls +

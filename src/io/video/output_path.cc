@@ -54,6 +54,7 @@ void check_frame_paths(const std::string& path, std::int64_t frames) {
     std::error_code ec;
     if (fs::is_directory(frame, ec))
       throw UserError("output '" + path + "': frame " + std::to_string(i) + "'s file '" + frame + "' is a folder");
+    output_place(frame, "output '" + path + "': frame " + std::to_string(i) + "'s file", /*stream_ok=*/false);
   }
 }
 
