@@ -12,6 +12,7 @@
 
 #include "dattn/core/error.h"
 #include "dattn/io/video_writer.h"
+#include "dattn/serve/printable.h"
 
 namespace dattn::serve {
 
@@ -117,7 +118,8 @@ void JobRunner::operator()(Job& job) {
       store_.finish_or_log(job.id, end, error);  // a no-op when DELETE already marked it cancelled
       remove_videos(output_dir_, job.id);
     }
-    if (!error.empty()) std::fprintf(stderr, "[dattn serve] job %s %s: %s\n", job.id.c_str(), state_name(end), error.c_str());
+    if (!error.empty())  // one log line whatever the message holds
+      std::fprintf(stderr, "[dattn serve] job %s %s: %s\n", job.id.c_str(), state_name(end), printable(error).c_str());
   }
   job.state = end;
   job.error = error;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "dattn/core/error.h"
+#include "serve/job_store_schema.h"
 
 namespace dattn::serve {
 namespace {
@@ -89,14 +90,25 @@ JobStore::JobStore(const std::string& path) {
     throw UserError("job store '" + path + "': cannot open: " + why);
   }
   sqlite3_busy_timeout(db_, 5000);
-  // WAL: a committed transition survives kill -9; synchronous=NORMAL is durable against a process
-  // crash (not a power cut), which keeps the per-step progress update cheap.
-  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
-  // seq orders jobs created within the same second.
-  exec("CREATE TABLE IF NOT EXISTS jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, "
-       "state TEXT NOT NULL, created_at INTEGER NOT NULL, completed_at INTEGER NOT NULL DEFAULT 0, "
-       "request TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, "
-       "total_steps INTEGER NOT NULL DEFAULT 0, report TEXT NOT NULL DEFAULT '')");
+  try {
+    check_job_store_file(db_, path);  // a foreign or damaged file is refused before anything is written
+    // WAL: a committed transition survives kill -9; synchronous=NORMAL is durable against a process
+    // crash (not a power cut), which keeps the per-step progress update cheap.
+    exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;");
+    // seq orders jobs created within the same second.
+    exec("CREATE TABLE IF NOT EXISTS jobs (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, "
+         "state TEXT NOT NULL, created_at INTEGER NOT NULL, completed_at INTEGER NOT NULL DEFAULT 0, "
+         "request TEXT NOT NULL, error TEXT NOT NULL DEFAULT '', step INTEGER NOT NULL DEFAULT 0, "
+         "total_steps INTEGER NOT NULL DEFAULT 0, report TEXT NOT NULL DEFAULT '')");
+  } catch (const UserError&) {
+    sqlite3_close(db_);
+    throw;
+  } catch (const std::exception& e) {  // read-only, disk full: the user's to fix, named by the file
+    sqlite3_close(db_);
+    std::string why = e.what();
+    if (why.rfind("job store: ", 0) == 0) why.erase(0, 11);
+    throw UserError("job store '" + path + "': cannot set it up: " + why);
+  }
 }
 
 JobStore::~JobStore() { sqlite3_close(db_); }

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dattn/core/error.h"
+#include "dattn/serve/printable.h"
 
 namespace dattn::serve {
 namespace {
@@ -192,7 +193,7 @@ void follow_runs(Pipeline& pipeline, parallel::Communicator& world) {
         try {
           std::rethrow_exception(mine);
         } catch (const UserError& e) {
-          std::fprintf(stderr, "[dattn serve] rank %d refused a request: %s\n", world.rank(), e.what());
+          std::fprintf(stderr, "[dattn serve] rank %d refused a request: %s\n", world.rank(), printable(e.what()).c_str());
         }
       }
       continue;

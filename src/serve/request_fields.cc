@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "attention/config/config_raw.h"
+#include "dattn/core/error.h"
 #include "dattn/core/whole_number.h"
 #include "dattn/serve/api_error.h"
 
@@ -29,8 +31,14 @@ std::optional<double> parse_number(const std::string& text) {
 }  // namespace
 
 RequestFields RequestFields::from_json(const std::string& body) {
-  nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-  if (j.is_discarded()) throw bad_field("body", "the body is not valid JSON");
+  // The attention config's reader: a key given twice is refused (nlohmann keeps the last in silence, while a
+  // form's repeated field is refused), and so is hostile nesting; syntax errors name the parser's position.
+  nlohmann::json j;
+  try {
+    j = config_detail::parse_json_text(body, "the request body");
+  } catch (const ConfigError& e) {
+    throw bad_field("body", e.what());
+  }
   if (!j.is_object()) throw bad_field("body", "the body must be a JSON object");
   return RequestFields(std::move(j), false);
 }

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <string>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -21,6 +23,7 @@
 #include "dattn/io/video_writer.h"
 #include "dattn/serve/api_error.h"
 #include "dattn/serve/video_files.h"
+#include "serve/http_server.h"
 #include "serve/server_state.h"
 
 namespace dattn::serve {
@@ -63,14 +66,35 @@ void fill_error(ServerState& s, const httplib::Request& req, httplib::Response& 
       message = "method " + req.method + " is not allowed on " + req.path + "; it takes " + allowed;
     }
   }
-  s.metrics.count_response(res.status);
   if (res.status == 413)
     message = req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0
                   ? "a url-encoded form body is limited to 8192 bytes (the HTTP library's cap); send JSON or "
                     "multipart/form-data, which --max-body-bytes bounds"
                   : "the body is larger than this server's limit (--max-body-bytes)";
   if (res.status == 400) message = "malformed request (headers or multipart body)";
+  if (request_read_timed_out()) {  // httplib saw a read fail: the deadline cut it (DeadlineStream)
+    res.status = 408;
+    message = "the request did not arrive within " + std::to_string(s.options.request_read_timeout_s) +
+              " s, headers and body (--request-read-timeout); the connection is closed";
+    res.set_header("Connection", "close");
+  }
+  s.metrics.count_response(res.status);
   send_json(res, res.status, error_body(res.status, message));
+}
+
+// Two Content-Length headers that differ, or one that is not a number: httplib took the first, and what the
+// other framed as body was read as the next request (request smuggling behind a proxy that took the other).
+// The answer is 400 and the connection ends: where the body ends is unknown.
+std::optional<std::string> content_length_conflict(const httplib::Request& req) {
+  const auto [first, last] = req.headers.equal_range("Content-Length");
+  for (auto it = first; it != last; ++it) {
+    const std::string& v = it->second;
+    if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+      return "Content-Length '" + v + "' is not a whole number of bytes";
+    if (v != first->second)
+      return "Content-Length is given twice, as " + first->second + " and " + v + "; send one";
+  }
+  return std::nullopt;
 }
 
 // A second server on the same folder would fail the first one's running jobs as "left unfinished".
@@ -119,6 +143,9 @@ Server::~Server() {
 int Server::start() {
   ServerState& s = *state_;
   require_video_format(s.options);
+  check_defaults(s.options.limits, s.options.defaults);
+  if (s.options.request_read_timeout_s < 1 || s.options.http_threads < 1)
+    throw UserError("--request-read-timeout and the HTTP threads must be at least 1");
   // A client that hangs up mid-answer must cost a failed write, not the process.
   std::signal(SIGPIPE, SIG_IGN);
   const std::string& dir = s.options.output_dir;
@@ -130,21 +157,21 @@ int Server::start() {
   s.lock_fd = lock_output_dir(dir);
   s.store = std::make_unique<JobStore>((fs::path(dir) / "jobs.sqlite").string());
   const auto failed = s.store->fail_unfinished(kRestartReason);
-  if (!failed.empty()) std::fprintf(stderr, "[dattn serve] %zu job(s) left unfinished by the last run marked failed\n", failed.size());
+  if (!failed.empty())
+    s.start_lines.push_back(std::to_string(failed.size()) + " job(s) left unfinished by the last run marked failed");
   remove_orphans(*s.store, dir);
-  std::fprintf(stderr, "[dattn serve] videos: %s (%s) in %s\n", video_format_name(s.options.video_format),
-               video_content_type(s.options.video_format), (fs::path(dir) / "videos").c_str());
+  s.start_lines.push_back(std::string("videos: ") + video_format_name(s.options.video_format) + " (" +
+                          video_content_type(s.options.video_format) + ") in " + (fs::path(dir) / "videos").string());
   try {
     check_output_path((fs::path(images_dir(dir)) / "probe.png").string());
   } catch (const UserError& e) {
     s.images_unavailable = e.what();
-    std::fprintf(stderr, "[dattn serve] warning: no image output (POST /v1/images/generations answers 501): %s\n",
-                 e.what());
+    s.start_lines.push_back(std::string("warning: no image output (POST /v1/images/generations answers 501): ") +
+                            e.what());
   }
 
-  http_ = std::make_unique<httplib::Server>();
-  const int threads = s.options.http_threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
+  // Each request's reading is bounded in all, and /health keeps a lane of its own (serve/http_server.h).
+  http_ = std::make_unique<HttpServer>(s.options.http_threads, std::chrono::seconds(s.options.request_read_timeout_s));
   http_->set_payload_max_length(s.options.limits.max_body_bytes);
   // httplib's default adds SO_REUSEPORT, with which a second server could bind the same port and take
   // half the connections; SO_REUSEADDR alone still allows a restart while old connections linger.
@@ -169,6 +196,12 @@ int Server::start() {
     // the fragment as the whole video) and wrapped the length of an unsatisfiable one. The whole body goes out
     // with 200, which HTTP allows; httplib owns req as a non-const object, so clearing its ranges is sound.
     const_cast<httplib::Request&>(req).ranges.clear();
+    if (const auto conflict = content_length_conflict(req)) {
+      s.metrics.count_response(400);
+      close_connection_after_answer();
+      send_json(res, 400, ApiError(400, *conflict, "invalid_request_error", "Content-Length", "invalid_header").body());
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (s.options.api_key.empty() || req.path.rfind("/v1/", 0) != 0) return httplib::Server::HandlerResponse::Unhandled;
     if (req.get_header_value("Authorization") == "Bearer " + s.options.api_key)
       return httplib::Server::HandlerResponse::Unhandled;
@@ -199,13 +232,17 @@ int Server::start() {
   // httplib's stop() does nothing until the listener runs: a shutdown right after start (a model that fails
   // to load at once) left the listener running and shutdown() joining it forever. Wait until it runs.
   while (!http_->is_running() && !*listener_ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  std::fprintf(stderr, "[dattn serve] listening on http://%s:%d\n", s.options.host.c_str(), port);
+  if (*listener_ended)  // nothing may say it listens when it does not
+    throw UserError("cannot listen on " + s.options.host + ":" + std::to_string(port) + ": the listener stopped at once");
+  s.start_lines.push_back("listening on http://" + s.options.host + ":" + std::to_string(port));
   return port;
 }
 
 void Server::load(const std::function<std::unique_ptr<Pipeline>()>& loader) {
   ServerState& s = *state_;
   s.pipeline = loader();
+  check_defaults(*s.pipeline, s.options.defaults, s.options.video_format);
+  for (const std::string& line : s.start_lines) std::fprintf(stderr, "[dattn serve] %s\n", line.c_str());
   for (const Resolution& r : s.pipeline->attention())
     std::fprintf(stderr, "[dattn serve] attention: %s -> %s (%s)\n", r.role.c_str(), r.backend.c_str(), r.source.c_str());
   s.runner = std::make_unique<JobRunner>(*s.pipeline, *s.store, s.metrics, s.options.output_dir,
@@ -214,6 +251,7 @@ void Server::load(const std::function<std::unique_ptr<Pipeline>()>& loader) {
   s.queue = std::make_unique<JobQueue>(s.options.max_queue, [&runner](Job& job) { runner(job); });
   std::lock_guard lock(s.shutdown_mutex);
   if (!s.stopping) s.ready = true;
+  s.announced = true;
   std::fprintf(stderr, "[dattn serve] ready: %s\n", s.options.model.c_str());
 }
 
@@ -245,7 +283,7 @@ void Server::shutdown() {
     if (listener_.joinable()) listener_.join();
     http_.reset();
   }
-  std::fprintf(stderr, "[dattn serve] stopped\n");
+  if (s.announced) std::fprintf(stderr, "[dattn serve] stopped\n");  // a failed start says only why
 }
 
 }  // namespace dattn::serve

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <httplib.h>
 #include <nlohmann/json.hpp>
@@ -33,6 +34,8 @@ struct ServerState {
   int lock_fd = -1;  // flock on OUTPUT_DIR/lock: one server per job store
   RouteTable routes;  // every route goes through it (405 for a known path asked with another method)
   std::atomic<int> waiting_requests{0};  // sync and image requests holding their HTTP thread (WaitingSlot)
+  std::vector<std::string> start_lines;  // what start() found, printed once the start succeeded
+  bool announced = false;                // "ready" was printed (so "stopped" is, at shutdown)
 };
 
 // Held by a request that keeps its HTTP thread until its job ends (POST /v1/videos/sync, the images API). At

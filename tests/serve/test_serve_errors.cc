@@ -23,7 +23,9 @@ TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
   RunningServer s(options);
   auto c = s.client();
   const std::vector<Refusal> refusals = {
-      {"{not json", 400, "not valid JSON", "body"},
+      {"{not json", 400, "Invalid JSON in the request body: parse error at line 1, column 3", "body"},
+      // A key given twice was last-wins (a form's repeated field is refused).
+      {R"({"prompt": "x", "num_frames": 5, "num_frames": 9})", 400, "key 'num_frames' is given twice", "body"},
       {"[1, 2]", 400, "JSON object", "body"},
       {R"({"size": "64x32"})", 400, "'prompt' is required", "prompt"},
       {R"({"prompt": 42})", 400, "must be a string", "prompt"},
@@ -89,6 +91,21 @@ TEST(ServeErrors, MalformedRequestsAre4xxWithAMessage) {
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_EQ(body_of(r)["error"]["message"], "--prompt is not valid UTF-8 at byte 2") << r->body;
   EXPECT_EQ(body_of(r)["error"]["param"], "prompt") << r->body;
+}
+
+// A message quoting what the client sent was cut at a NUL (what() ends there) and split by a raw newline:
+// control characters are escaped in the message itself.
+TEST(ServeErrors, ControlCharactersInEchoedValuesAreEscaped) {
+  RunningServer s(tiny_options(fresh_dir("escape")));
+  auto c = s.client();
+  auto r = c.Post("/v1/videos", R"({"prompt": "x", "model": "a\u0000b\nc"})", "application/json");
+  EXPECT_EQ(r->status, 404) << r->body;
+  EXPECT_EQ(body_of(r)["error"]["message"], "model 'a\\u0000b\\nc' is not served here; this server runs 'wan-tiny'")
+      << r->body;
+  r = c.Patch("/v1/videos/a%00b%0Ac", "{}", "application/json");
+  EXPECT_EQ(r->status, 405) << r->body;
+  EXPECT_NE(body_of(r)["error"]["message"].get<std::string>().find("on /v1/videos/a\\u0000b\\nc; it takes"),
+            std::string::npos) << r->body;
 }
 
 TEST(ServeErrors, BodyTooLargeIs413) {

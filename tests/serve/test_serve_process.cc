@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -115,6 +116,8 @@ TEST(ServeProcess, AModelThatFailsAtOnceEndsTheServerWithStatusTwo) {
                                   "", "", 60);
     EXPECT_EQ(r.status, 2) << r.err;
     EXPECT_NE(r.err.find("--model '/nonexistent/dattn-model': no such directory"), std::string::npos) << r.err;
+    // One line: nothing said it was listening (or stopped) before the error.
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
 

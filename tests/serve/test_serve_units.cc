@@ -1,6 +1,7 @@
 // The serve layer's pieces without HTTP: the job store (transitions, pagination, what survives a
 // reopen), the FIFO queue, job ids, base64, and the typed reading of request fields.
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -8,10 +9,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include "dattn/core/error.h"
 #include "dattn/serve/api_error.h"
 #include "dattn/serve/base64.h"
 #include "dattn/serve/job_queue.h"
 #include "dattn/serve/job_store.h"
+#include "dattn/serve/printable.h"
 #include "dattn/serve/rank_relay.h"
 #include "dattn/serve/request_fields.h"
 #include "serve/serve_harness.h"
@@ -93,6 +96,78 @@ TEST(ServeUnits, FinishOrLogSurvivesALockedStore) {
   sqlite3_close(other);
   store.finish_or_log(id, JobState::Failed, "recorded");  // the store works again once the lock goes
   EXPECT_EQ(store.get(id)->error, "recorded");
+}
+
+// A jobs.sqlite that is not a job store: an internal error (exit 1) at the first statement, or dattn's table
+// written into another program's database. Refused naming the file and what is wrong, nothing written.
+TEST(ServeUnits, AFileThatIsNoJobStoreIsRefusedNamingIt) {
+  const std::string dir = fresh_dir("store_foreign");
+  std::filesystem::create_directories(dir);
+  const auto refused = [](const std::string& path, const std::string& part) {
+    try {
+      JobStore store(path);
+      ADD_FAILURE() << path << " was opened as a job store";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("job store '" + path + "': " + part), std::string::npos) << e.what();
+    }
+  };
+  const auto database = [&](const std::string& name, const char* sql) {
+    const std::string path = dir + "/" + name;
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(db);
+    return path;
+  };
+  const std::string text = dir + "/text.sqlite";
+  {
+    std::ofstream out(text, std::ios::binary);
+    for (int i = 0; i < 200; ++i) out << "some text, not a database ";
+  }
+  refused(text, "not an SQLite database");
+  refused(database("other.sqlite", "CREATE TABLE users (name TEXT); CREATE TABLE logs (line TEXT)"),
+          "not a dattn job store (it holds the tables 'logs', 'users' and no 'jobs')");
+  refused(database("jobs_of_another.sqlite", "CREATE TABLE jobs (id TEXT, command TEXT)"),
+          "not a dattn job store (its table 'jobs' has no column 'seq')");
+  // A store whose pages were overwritten after its header.
+  const std::string damaged = dir + "/damaged.sqlite";
+  {
+    JobStore store(damaged);
+    for (int i = 0; i < 300; ++i) store.insert(record(serve::new_job_id()));
+  }
+  {
+    std::fstream f(damaged, std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(4096 + 16);
+    for (int i = 0; i < 3000; ++i) f.put(static_cast<char>(0xA5));
+  }
+  try {
+    JobStore store(damaged);
+    ADD_FAILURE() << "a damaged store was opened";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("job store '" + damaged + "': corrupt"), std::string::npos) << e.what();
+  }
+  // An empty file is a new store.
+  std::ofstream(dir + "/empty.sqlite").close();
+  EXPECT_NO_THROW(JobStore(dir + "/empty.sqlite"));
+}
+
+TEST(ServeUnits, PrintableEscapesControlCharacters) {
+  EXPECT_EQ(serve::printable(std::string("a\0b\nc\r\td\x7f\x01 \xc3\xa9", 13)), "a\\u0000b\\nc\\r\\td\\u007f\\u0001 \xc3\xa9");
+  EXPECT_EQ(serve::ApiError(400, std::string("x\0y", 3), "t").body()["error"]["message"], "x\\u0000y");
+}
+
+TEST(ServeUnits, DefaultsAboveTheLimitsAreRefusedNamingBothFlags) {
+  serve::ServeLimits limits;
+  serve::RequestDefaults defaults;
+  EXPECT_NO_THROW(serve::check_defaults(limits, defaults));
+  defaults.num_frames = 300;
+  try {
+    serve::check_defaults(limits, defaults);
+    ADD_FAILURE() << "--default-num-frames 300 above --max-frames 241 was taken";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "--default-num-frames 300 is above --max-frames 241: every request leaving the field out "
+                           "would be refused");
+  }
 }
 
 TEST(ServeUnits, QueueRunsInArrivalOrderOneAtATimeAndIsBounded) {

@@ -29,6 +29,7 @@ namespace {
 struct ServeCommandOptions {
   std::string model, revision, served_model_name, device = "auto", dtype = "auto", vae_dtype = "auto",
       quantization = "none", guidance, video_format = "mp4";
+  std::optional<std::string> api_key;  // given: checked (an empty one turned authentication off)
   serve::ServeOptions serve;
   ParallelFlags parallel;
 };
@@ -43,8 +44,22 @@ sigset_t block_stop_signals() {
   return signals;
 }
 
+// `--api-key "$KEY"` with KEY unset served without authentication; a key a client cannot send in a header
+// (a space or a control character) would let no one in.
+std::string api_key_from_option(const std::string& key) {
+  if (key.empty())
+    throw UserError("--api-key is empty (an unset shell variable?): give the key clients must send, or leave "
+                    "--api-key out to serve without one");
+  for (const char c : key)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
+      throw UserError("--api-key holds a space or a control character, which \"Authorization: Bearer KEY\" cannot "
+                      "carry: give a key of visible characters");
+  return key;
+}
+
 int run_serve(ServeCommandOptions o, const CommandContext& ctx) {
   // The options are checked as `dattn generate` checks them, before the port is taken.
+  if (o.api_key) o.serve.api_key = api_key_from_option(*o.api_key);
   PipelineOptions options;
   options.device = device_from_option(o.device);
   require_usable_device(options.device);
@@ -118,7 +133,7 @@ Command add_serve_command(CLI::App& root) {
   app->add_option("--host", s.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   add_integer_option(*app, "--port", s.port, "TCP port (0: any free one, printed at start)")->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  app->add_option("--api-key", s.api_key, "Require \"Authorization: Bearer KEY\" on /v1/*")->type_name("KEY");
+  app->add_option("--api-key", o->api_key, "Require \"Authorization: Bearer KEY\" on /v1/*")->type_name("KEY");
   add_integer_option(*app, "--max-queue", s.max_queue, "Jobs that may wait; more are refused with 429")->capture_default_str()
       ->check(CLI::Range(1, 100000));
   app->add_option("--output-dir", s.output_dir, "Where jobs.sqlite and videos/ live")->capture_default_str();
@@ -139,21 +154,25 @@ Command add_serve_command(CLI::App& root) {
       ->type_name("MODE");
   add_parallel_options(*app, o->parallel);
   const char* limits = "Request limits (refused with 400 before queueing)";
-  add_integer_option(*app, "--max-width", s.limits.max_width)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
-  add_integer_option(*app, "--max-height", s.limits.max_height)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
-  add_integer_option(*app, "--max-frames", s.limits.max_frames)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
-  add_integer_option(*app, "--max-steps", s.limits.max_steps)->group(limits)->capture_default_str()->check(CLI::PositiveNumber);
+  add_integer_option(*app, "--max-width", s.limits.max_width)->group(limits)->capture_default_str()->check(CLI::Range(1, 16384));
+  add_integer_option(*app, "--max-height", s.limits.max_height)->group(limits)->capture_default_str()->check(CLI::Range(1, 16384));
+  add_integer_option(*app, "--max-frames", s.limits.max_frames)->group(limits)->capture_default_str()->check(CLI::Range(1, 100000));
+  add_integer_option(*app, "--max-steps", s.limits.max_steps)->group(limits)->capture_default_str()->check(CLI::Range(1, 10000));
   add_integer_option(*app, "--max-images", s.limits.max_images, "n of one image request")->group(limits)
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(CLI::Range(1, 100));
   add_integer_option(*app, "--max-prompt-chars", s.limits.max_prompt_chars, "Bytes of a prompt")->group(limits)
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(CLI::Range(1, 1 << 24));
   add_integer_option(*app, "--max-body-bytes", s.limits.max_body_bytes, "A larger body is refused with 413")->group(limits)
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(CLI::Range(1, 1 << 30));
+  add_integer_option(*app, "--request-read-timeout", s.request_read_timeout_s,
+                     "Seconds a request's headers and body may take to arrive, in all; then 408 and the connection "
+                     "is closed (a client trickling bytes held an HTTP thread for ever)")
+      ->group(limits)->capture_default_str()->check(CLI::Range(1, 3600));
   const char* defaults = "Defaults of fields a request leaves out";
-  add_integer_option(*app, "--default-width", s.defaults.width)->group(defaults)->capture_default_str();
-  add_integer_option(*app, "--default-height", s.defaults.height)->group(defaults)->capture_default_str();
-  add_integer_option(*app, "--default-num-frames", s.defaults.num_frames)->group(defaults)->capture_default_str();
-  add_integer_option(*app, "--default-steps", s.defaults.num_inference_steps)->group(defaults)->capture_default_str();
+  add_integer_option(*app, "--default-width", s.defaults.width)->group(defaults)->capture_default_str()->check(CLI::Range(1, 16384));
+  add_integer_option(*app, "--default-height", s.defaults.height)->group(defaults)->capture_default_str()->check(CLI::Range(1, 16384));
+  add_integer_option(*app, "--default-num-frames", s.defaults.num_frames)->group(defaults)->capture_default_str()->check(CLI::Range(1, 100000));
+  add_integer_option(*app, "--default-steps", s.defaults.num_inference_steps)->group(defaults)->capture_default_str()->check(CLI::Range(1, 10000));
   add_integer_option(*app, "--default-fps", s.defaults.fps)->group(defaults)->capture_default_str()->check(CLI::Range(1, 240));
   document_attention_flags(*app);
   return {app, true, [o](const CommandContext& ctx) { return run_serve(*o, ctx); }};

@@ -1,12 +1,15 @@
 #pragma once
 // Errors as OpenAI's API returns them: an HTTP status and {"error": {"message", "type", "param", "code"}}.
 // Handlers throw ApiError; the routes turn it (and anything else thrown) into the JSON answer, so no bad
-// request can take the server down.
+// request can take the server down. A message's control characters are escaped (printable): it often
+// quotes what the client sent.
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "dattn/serve/printable.h"
 
 namespace dattn::serve {
 
@@ -14,7 +17,7 @@ class ApiError : public std::runtime_error {
  public:
   ApiError(int status, std::string message, std::string type, std::optional<std::string> param = std::nullopt,
            std::optional<std::string> code = std::nullopt)
-      : std::runtime_error(message), status_(status), type_(std::move(type)), param_(std::move(param)),
+      : std::runtime_error(printable(message)), status_(status), type_(std::move(type)), param_(std::move(param)),
         code_(std::move(code)) {}
 
   int status() const { return status_; }

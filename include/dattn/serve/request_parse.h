@@ -42,6 +42,12 @@ struct ImageRequest {
   int n = 1;
 };
 
+// The defaults, checked when the server starts (UserError naming the --default-* flag): against the limits,
+// before the port is bound, and against the model's checks (and `format`'s frame sizes) once it is loaded.
+// A request leaving a field out must never be refused for it.
+void check_defaults(const ServeLimits& limits, const RequestDefaults& defaults);
+void check_defaults(const Pipeline& pipeline, const RequestDefaults& defaults, VideoFormat format);
+
 // `format`: what the video is written as (the server's --video-format).
 VideoRequest parse_video_request(const RequestFields& fields, const ServeLimits& limits,
                                  const RequestDefaults& defaults, const Pipeline& pipeline, const std::string& model,

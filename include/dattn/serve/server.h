@@ -35,6 +35,9 @@ struct ServeOptions {
   ServeLimits limits;
   RequestDefaults defaults;
   int http_threads = 32;           // connections served at once (each keep-alive client holds one)
+  // Seconds a request's headers and body may take to arrive, in all (not per byte: a client trickling bytes
+  // held a thread for ever); past them the connection is answered 408 and closed.
+  int request_read_timeout_s = 30;
 };
 
 struct ServerState;
@@ -48,10 +51,12 @@ class Server {
 
   // Opens the job store (marking jobs a previous process left unfinished as failed), binds, and serves
   // on a thread of its own; returns the port. Throws UserError when the store or the port cannot be had,
-  // or when this build cannot write --video-format (mp4 without FFmpeg), before anything is opened.
+  // or when this build cannot write --video-format (mp4 without FFmpeg) or the defaults exceed the limits,
+  // before anything is opened. Prints nothing: what it found is printed by load(), once the start succeeded.
   int start();
-  // Builds the pipeline (the caller's loader: load_pipeline with Residency::Resident) and starts the
-  // worker; until it returns, /health and /v1/* answer 503.
+  // Builds the pipeline (the caller's loader: load_pipeline with Residency::Resident), checks the defaults
+  // with it (UserError) and starts the worker; until it returns, /health and /v1/* answer 503. Then prints
+  // the start's lines ("listening on http://HOST:PORT", ..., "ready: MODEL"): a failed start prints none.
   void load(const std::function<std::unique_ptr<Pipeline>()>& loader);
   // Stops accepting, cancels the running job at its next step and fails it and every queued job
   // with "the server shut down", then stops HTTP. Safe to call twice.
