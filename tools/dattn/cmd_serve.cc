@@ -131,7 +131,7 @@ Command add_serve_command(CLI::App& root) {
   app->add_option("--revision", o->revision, "With a Hugging Face id: the branch, tag or commit")->type_name("REV");
   app->add_option("--served-model-name", o->served_model_name, "The model id clients send (default: the folder's name)");
   app->add_option("--host", s.host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
-  add_integer_option(*app, "--port", s.port, "TCP port (0: any free one, printed at start)")->capture_default_str()
+  add_integer_option(*app, "--port", s.port, "TCP port (0: any free one, printed in the listening line once ready)")->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app->add_option("--api-key", o->api_key, "Require \"Authorization: Bearer KEY\" on /v1/*")->type_name("KEY");
   add_integer_option(*app, "--max-queue", s.max_queue, "Jobs that may wait; more are refused with 429")->capture_default_str()
