@@ -13,6 +13,16 @@ if(DATTN_HAVE_FFMPEG)
   target_compile_definitions(dattn_features INTERFACE DATTN_WITH_FFMPEG=1)
 endif()
 
+# The headers most C++ files of src/ and tools/ parse, precompiled once a target (CMake leaves .cu out):
+# nlohmann/json.hpp alone takes 1.4 of a file's ~2.8 CPU s at -O3 (src/models/wan/block.cc: 2.1 s of it
+# parsing), and the public headers of attention and models bring it into most files. Each file still
+# names what it uses: scripts/check-portability.sh compiles every file alone, without these, with clang
+# and libc++ (docs/ci-time.md).
+function(dattn_precompile_common_headers target)
+  target_precompile_headers(${target} PRIVATE <nlohmann/json.hpp> <algorithm> <cmath> <cstdint> <functional> <map>
+                            <memory> <optional> <stdexcept> <string> <string_view> <utility> <vector>)
+endfunction()
+
 # dattn_add_layer(<layer> [DEPS <targets>...] [EXCLUDE <regex>...]): the library dattn_<layer> from
 # every .cc under src/<layer> (and every .cu in a CUDA build), globbed so a new file joins its layer.
 # DEPS are public; the layer's own src/ headers are private to the layers (tests add src/ themselves).
@@ -32,6 +42,7 @@ function(dattn_add_layer layer)
   add_library(${_target} STATIC ${_sources})
   target_include_directories(${_target} PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${_target} PUBLIC ${L_DEPS})
+  dattn_precompile_common_headers(${_target})
   if(_cuda_sources)
     set_target_properties(${_target} PROPERTIES CUDA_ARCHITECTURES "${DATTN_CUDA_ARCHS}"
                                                 CUDA_SEPARABLE_COMPILATION OFF)
