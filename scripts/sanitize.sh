@@ -13,6 +13,8 @@ dir=${BUILD_SAN_DIR:-build-san}
 jobs=${JOBS:-$(nproc)}
 command -v clang++ >/dev/null || { echo "sanitize: clang++ not found; run scripts/install-deps.sh" >&2; exit 1; }
 
+# -O1 for the layers and tests: Release's -O3 is replaced (it followed -O1 and won: a layer file took 6.7 CPU s
+# instead of 5.3), and tools/ takes -O0 (DATTN_TOOLS_OPT); docs/ci-time.md has the measurements.
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link -fno-omit-frame-pointer -O1 -g1"
 # Without MPI: OpenMPI 4.1's MPI_Init leaves allocations that LeakSanitizer reports at exit, from plugins
 # it has unloaded by then (stacks of "<unknown module>", so no suppression can name them); the mpirun tests
@@ -20,6 +22,7 @@ flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=f
 if [ ! -f "$dir/CMakeCache.txt" ]; then
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
     -DDATTN_CUDA=off -DDATTN_MPI=off -DDATTN_BENCH=OFF -DDATTN_FUZZ=ON "-DCMAKE_CXX_FLAGS=$flags" "-DCMAKE_C_FLAGS=$flags" \
+    -DCMAKE_CXX_FLAGS_RELEASE=-DNDEBUG -DCMAKE_C_FLAGS_RELEASE=-DNDEBUG -DDATTN_TOOLS_OPT=-O0 \
     "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined" >/dev/null
 fi
 # allocator_may_return_null: an allocation no machine can meet throws std::bad_alloc as without ASan (the
