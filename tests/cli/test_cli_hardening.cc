@@ -354,7 +354,8 @@ TEST(CliNumeric, NonFiniteVaeOutputIsNeverWritten) {
 // 1e39 and 1e-300 failed as "timestep holds NaN" naming no file, and 1e30 ran though the flag refuses it.
 // The config takes the flag's range: status 2 at load, naming the file, the field and the range.
 TEST(CliNumeric, ASchedulerShiftOutsideTheFlagsRangeIsRefusedAtLoad) {
-  for (const auto& [pipeline, key] : {std::pair{kPipeline, "flow_shift"}, std::pair{kHv15Pipeline, "shift"}}) {
+  for (const auto& [pipeline, field] : {std::pair{kPipeline, "flow_shift"}, std::pair{kHv15Pipeline, "shift"}}) {
+    const std::string key = field;  // a lambda may not capture a structured binding in clang 14
     for (const double shift : {1e9, 1e39, 1e-300, 1e30}) {
       const std::string model = pipeline_copy("shift_config", pipeline);
       const std::string path = model + "/scheduler/scheduler_config.json";
