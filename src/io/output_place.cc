@@ -48,6 +48,20 @@ void write_all(int fd, const std::string& text, const std::string& what, const s
   }
 }
 
+// Opens `file` with `flags`, writes `text` and closes it; errors name the user's `path`.
+void write_opened(const std::string& file, int flags, const std::string& text, const std::string& what,
+                  const std::string& path) {
+  const int fd = ::open(file.c_str(), flags, 0666);
+  if (fd < 0) throw UserError(what + " '" + path + "': cannot open for writing: " + std::strerror(errno));
+  try {
+    write_all(fd, text, what, path);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) throw UserError(what + " '" + path + "': cannot write: " + std::strerror(errno));
+}
+
 }  // namespace
 
 OutputPlace output_place(const std::string& path, const std::string& what, bool stream_ok) {
@@ -122,15 +136,7 @@ void refuse_output_in_model(const std::string& output, const std::string& what, 
 void write_output_text(const std::string& path, const std::string& what, const std::string& text) {
   if (output_place(path, what, /*stream_ok=*/true) == OutputPlace::File) {
     write_file_replacing(path, [&](const std::string& temp) {
-      const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-      if (fd < 0) throw UserError(what + " '" + path + "': cannot write: " + std::strerror(errno));
-      try {
-        write_all(fd, text, what, path);
-      } catch (...) {
-        ::close(fd);
-        throw;
-      }
-      if (::close(fd) != 0) throw UserError(what + " '" + path + "': cannot write: " + std::strerror(errno));
+      write_opened(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, text, what, path);
     });
     return;
   }
@@ -143,15 +149,7 @@ void write_output_text(const std::string& path, const std::string& what, const s
     return;
   }
   // A FIFO waits here for its reader, as `cmd > fifo` does; nothing is created or truncated.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) throw UserError(what + " '" + path + "': cannot open for writing: " + std::strerror(errno));
-  try {
-    write_all(fd, text, what, path);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  ::close(fd);
+  write_opened(path, O_WRONLY | O_NOCTTY | O_CLOEXEC, text, what, path);
 }
 
 }  // namespace dattn
